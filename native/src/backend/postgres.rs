@@ -1,0 +1,736 @@
+//! PostgreSQL through tokio-postgres, driven by a tiny poll(2) loop instead of
+//! a tokio runtime.
+//!
+//! Why not `postgres::Client`: it runs each call on a current-thread tokio
+//! runtime, which costs an extra epoll_wait and the scheduler's bookkeeping per
+//! round trip. With one connection per OS thread nothing needs a reactor: the
+//! socket is non-blocking, a read that would block parks the thread in poll(2)
+//! on that one descriptor, and a round trip costs send + poll + recv, like libpq.
+//! This matters because the load generator shares the CPU with the server.
+
+use std::error::Error as StdError;
+use std::fmt::Write as _;
+use std::future::{poll_fn, Future};
+use std::io;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, BytesMut};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_postgres::config::Host;
+use tokio_postgres::error::Severity;
+use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::{Client, Config, Connection, NoTls, SimpleQueryMessage, Statement};
+
+use super::{DbError, DbResult, Session, Status};
+use crate::script::Value;
+
+// ---------------------------------------------------------------------------
+// Transport
+
+/// Readiness shared between the socket (inside the tokio-postgres
+/// Connection) and the driver loop.
+struct IoState {
+    /// False once a read came back short or would block: the next read
+    /// would only return EAGAIN, so skip it until poll(2) says otherwise.
+    readable: AtomicBool,
+    /// A write would have blocked: also wait for POLLOUT.
+    want_write: AtomicBool,
+}
+
+enum SockInner {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+struct Sock {
+    fd: RawFd,
+    io: Arc<IoState>,
+    /// Owns the descriptor (closes it on drop).
+    _inner: SockInner,
+}
+
+impl AsyncRead for Sock {
+    fn poll_read(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        if !self.io.readable.load(Relaxed) {
+            return Poll::Pending;
+        }
+        // SAFETY: recv writes at most `len` bytes into the unfilled part, and
+        // only the `n` bytes it reports are marked initialized.
+        let unfilled = unsafe { buf.unfilled_mut() };
+        let len = unfilled.len();
+        loop {
+            let n = unsafe { libc::recv(self.fd, unfilled.as_mut_ptr().cast(), len, 0) };
+            if n >= 0 {
+                let n = n as usize;
+                unsafe { buf.assume_init(n) };
+                buf.advance(n);
+                if n < len {
+                    self.io.readable.store(false, Relaxed);
+                }
+                return Poll::Ready(Ok(()));
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock => {
+                    self.io.readable.store(false, Relaxed);
+                    return Poll::Pending;
+                }
+                _ => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
+impl AsyncWrite for Sock {
+    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        loop {
+            let n = unsafe { libc::send(self.fd, data.as_ptr().cast(), data.len(), libc::MSG_NOSIGNAL) };
+            if n >= 0 {
+                return Poll::Ready(Ok(n as usize));
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::Interrupted => continue,
+                io::ErrorKind::WouldBlock => {
+                    self.io.want_write.store(true, Relaxed);
+                    return Poll::Pending;
+                }
+                _ => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        unsafe { libc::shutdown(self.fd, libc::SHUT_WR) };
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Wakes are only ever in-thread (a channel inside tokio-postgres); a flag
+/// tells the loop to poll again instead of sleeping.
+struct WakeFlag(AtomicBool);
+
+impl Wake for WakeFlag {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Relaxed);
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.store(true, Relaxed);
+    }
+}
+
+struct Driver {
+    fd: RawFd,
+    io: Arc<IoState>,
+    flag: Arc<WakeFlag>,
+    waker: Waker,
+}
+
+impl Driver {
+    fn new(fd: RawFd, io: Arc<IoState>) -> Driver {
+        let flag = Arc::new(WakeFlag(AtomicBool::new(false)));
+        Driver { fd, io, waker: Waker::from(flag.clone()), flag }
+    }
+
+    /// Polls `fut` to completion; sleeps in poll(2) on the socket whenever
+    /// nothing was woken. Errs only on timeout or a failing poll(2).
+    fn block_on<F: Future>(&self, fut: F, deadline: Option<Instant>) -> io::Result<F::Output> {
+        let mut fut = pin!(fut);
+        let mut cx = Context::from_waker(&self.waker);
+        loop {
+            self.flag.0.store(false, Relaxed);
+            self.io.want_write.store(false, Relaxed);
+            if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                return Ok(v);
+            }
+            if !self.flag.0.load(Relaxed) {
+                self.wait(deadline)?;
+            }
+        }
+    }
+
+    fn wait(&self, deadline: Option<Instant>) -> io::Result<()> {
+        let mut events = libc::POLLIN;
+        if self.io.want_write.load(Relaxed) {
+            events |= libc::POLLOUT;
+        }
+        let mut pfd = libc::pollfd { fd: self.fd, events, revents: 0 };
+        loop {
+            let timeout = match deadline {
+                None => -1,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(io::Error::new(io::ErrorKind::TimedOut, "timeout waiting for server"));
+                    }
+                    left.as_millis().clamp(1, i32::MAX as u128) as i32
+                }
+            };
+            let r = unsafe { libc::poll(&mut pfd, 1, timeout) };
+            if r > 0 {
+                break;
+            }
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+        if pfd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 {
+            self.io.readable.store(true, Relaxed);
+        }
+        Ok(())
+    }
+}
+
+type PgConnection = Connection<Sock, NoTlsStream>;
+
+/// Runs one client call while driving the connection, like `postgres::Client`
+/// does: the connection is polled first so queued requests get written.
+fn run<T>(
+    driver: &Driver,
+    conn: &mut PgConnection,
+    f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> Result<T, tokio_postgres::Error> {
+    let mut f = pin!(f);
+    let mut conn_done = false;
+    let r = driver.block_on(
+        poll_fn(|cx| {
+            while !conn_done {
+                match conn.poll_message(cx) {
+                    // Notices (e.g. ROLLBACK outside a transaction) and
+                    // notifications are of no interest to a load generator.
+                    Poll::Ready(Some(Ok(_))) => {}
+                    Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
+                    Poll::Ready(None) => conn_done = true,
+                    Poll::Pending => break,
+                }
+            }
+            f.as_mut().poll(cx)
+        }),
+        None,
+    );
+    r.expect("poll(2) without deadline does not time out")
+}
+
+fn open_socket(cfg: &Config) -> Result<(Sock, String), String> {
+    let hosts = cfg.get_hosts();
+    let addrs = cfg.get_hostaddrs();
+    let ports = cfg.get_ports();
+    let n = hosts.len().max(addrs.len()).max(1);
+    let timeout = cfg.get_connect_timeout().copied();
+    let mut last_err = String::from("no host given");
+    for i in 0..n {
+        let port = match ports.len() {
+            0 => 5432,
+            1 => ports[0],
+            _ => ports.get(i).copied().unwrap_or(5432),
+        };
+        let host = hosts.get(i).cloned().unwrap_or_else(|| Host::Tcp("localhost".into()));
+        let (r, name): (io::Result<SockInner>, String) = match (addrs.get(i), host) {
+            (Some(ip), _) => (
+                tcp_connect(&[SocketAddr::new(*ip, port)], timeout).map(SockInner::Tcp),
+                format!("{ip}:{port}"),
+            ),
+            (None, Host::Tcp(h)) => (
+                (h.as_str(), port)
+                    .to_socket_addrs()
+                    .and_then(|a| tcp_connect(&a.collect::<Vec<_>>(), timeout))
+                    .map(SockInner::Tcp),
+                format!("{h}:{port}"),
+            ),
+            (None, Host::Unix(dir)) => {
+                let path = dir.join(format!(".s.PGSQL.{port}"));
+                (UnixStream::connect(&path).map(SockInner::Unix), path.display().to_string())
+            }
+        };
+        match r {
+            Ok(inner) => {
+                let fd = match &inner {
+                    SockInner::Tcp(s) => {
+                        // Requests are single small writes; never let Nagle hold one back.
+                        let _ = s.set_nodelay(true);
+                        let _ = s.set_nonblocking(true);
+                        s.as_raw_fd()
+                    }
+                    SockInner::Unix(s) => {
+                        let _ = s.set_nonblocking(true);
+                        s.as_raw_fd()
+                    }
+                };
+                let io = Arc::new(IoState { readable: AtomicBool::new(true), want_write: AtomicBool::new(false) });
+                return Ok((Sock { fd, io, _inner: inner }, name));
+            }
+            Err(e) => last_err = format!("connection to {name} failed: {e}"),
+        }
+    }
+    Err(last_err)
+}
+
+fn tcp_connect(addrs: &[SocketAddr], timeout: Option<Duration>) -> io::Result<TcpStream> {
+    let mut err = io::Error::new(io::ErrorKind::NotFound, "host name did not resolve");
+    for a in addrs {
+        let r = match timeout {
+            Some(t) => TcpStream::connect_timeout(a, t),
+            None => TcpStream::connect(a),
+        };
+        match r {
+            Ok(s) => return Ok(s),
+            Err(e) => err = e,
+        }
+    }
+    Err(err)
+}
+
+/// How a parameter is sent, decided once per statement from the server's
+/// inferred parameter types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Numeric,
+    Text,
+    Oid,
+}
+
+impl Kind {
+    fn of(ty: &Type) -> Option<Kind> {
+        Some(match *ty {
+            Type::INT2 => Kind::Int2,
+            Type::INT4 => Kind::Int4,
+            Type::INT8 => Kind::Int8,
+            Type::FLOAT4 => Kind::Float4,
+            Type::FLOAT8 => Kind::Float8,
+            Type::NUMERIC => Kind::Numeric,
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => Kind::Text,
+            Type::OID => Kind::Oid,
+            _ => return None,
+        })
+    }
+}
+
+/// A script value already converted to its parameter's type, so encoding
+/// cannot fail and conversion errors are reported as script errors.
+#[derive(Clone, Copy, Debug)]
+enum Param {
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    Numeric(Value),
+    Text(Value),
+    Oid(u32),
+}
+
+struct Prepared {
+    stmt: Statement,
+    kinds: Vec<Kind>,
+}
+
+pub struct PgSession {
+    /// Option so that Drop can release it first and let the connection say goodbye.
+    client: Option<Client>,
+    conn: PgConnection,
+    driver: Driver,
+    stmts: Vec<Prepared>,
+    /// Reused across executions: no allocation per statement on our side.
+    params: Vec<Param>,
+}
+
+/// Parameter lists longer than this fall back to a heap-allocated slice.
+const INLINE_PARAMS: usize = 32;
+
+impl PgSession {
+    pub fn connect(cfg: &Config) -> DbResult<PgSession> {
+        let conn_err = |m: String| DbError::new(Status::Connection, None, m);
+        let (sock, name) = open_socket(cfg).map_err(conn_err)?;
+        let driver = Driver::new(sock.fd, sock.io.clone());
+        let deadline = cfg.get_connect_timeout().map(|t| Instant::now() + *t);
+        let (client, conn) = driver
+            .block_on(cfg.connect_raw(sock, NoTls), deadline)
+            .map_err(|e| conn_err(format!("{name}: {e}")))?
+            .map_err(|e| {
+                let mut err = classify(e);
+                err.status = Status::Connection;
+                err
+            })?;
+        Ok(PgSession { client: Some(client), conn, driver, stmts: Vec::new(), params: Vec::new() })
+    }
+
+    fn client(&self) -> &Client {
+        self.client.as_ref().expect("client lives until drop")
+    }
+
+    /// A dead connection is a connection failure whatever error reported it.
+    fn classify(&self, e: tokio_postgres::Error) -> DbError {
+        let mut err = classify(e);
+        if self.client().is_closed() {
+            err.status = Status::Connection;
+        }
+        err
+    }
+}
+
+impl Drop for PgSession {
+    fn drop(&mut self) {
+        // Dropping the client queues a Terminate; drive the connection until it
+        // has been sent so the server sees a clean goodbye, not a reset.
+        self.client = None;
+        let conn = &mut self.conn;
+        let deadline = Some(Instant::now() + Duration::from_secs(1));
+        let _ = self.driver.block_on(
+            poll_fn(|cx| loop {
+                match conn.poll_message(cx) {
+                    Poll::Ready(Some(Ok(_))) => {}
+                    Poll::Ready(_) => return Poll::Ready(()),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }),
+            deadline,
+        );
+    }
+}
+
+impl Session for PgSession {
+    fn batch_execute(&mut self, sql: &str) -> DbResult<()> {
+        let client = self.client.as_ref().expect("open");
+        run(&self.driver, &mut self.conn, client.batch_execute(sql)).map_err(|e| self.classify(e))
+    }
+
+    fn prepare(&mut self, sql: &str, n_params: usize) -> DbResult<()> {
+        let client = self.client.as_ref().expect("open");
+        let stmt = run(&self.driver, &mut self.conn, client.prepare(sql)).map_err(|e| self.classify(e))?;
+        let types = stmt.params();
+        if types.len() != n_params {
+            return Err(DbError::new(
+                Status::Error,
+                None,
+                format!("statement has {} parameters but {} values are bound", types.len(), n_params),
+            ));
+        }
+        let mut kinds = Vec::with_capacity(types.len());
+        for (i, ty) in types.iter().enumerate() {
+            match Kind::of(ty) {
+                Some(k) => kinds.push(k),
+                None => {
+                    return Err(DbError::new(
+                        Status::Error,
+                        None,
+                        format!(
+                            "parameter ${} has type {}, which cannot be bound from a number; \
+                             cast the placeholder in the SQL, e.g. :id::int8",
+                            i + 1,
+                            ty.name()
+                        ),
+                    ))
+                }
+            }
+        }
+        self.params.reserve(kinds.len());
+        self.stmts.push(Prepared { stmt, kinds });
+        Ok(())
+    }
+
+    fn execute(&mut self, stmt: usize, values: &[Value]) -> DbResult<()> {
+        let Prepared { stmt, kinds } = &self.stmts[stmt];
+        let client = self.client.as_ref().expect("open");
+        self.params.clear();
+        for (i, (k, v)) in kinds.iter().zip(values).enumerate() {
+            self.params.push(convert(*k, *v).map_err(|m| {
+                DbError::new(Status::Script, None, format!("parameter ${}: {m}", i + 1))
+            })?);
+        }
+        let n = self.params.len();
+        // `execute` (not `query`) reads and counts rows without materializing them.
+        let r = if n <= INLINE_PARAMS {
+            let mut refs: [&(dyn ToSql + Sync); INLINE_PARAMS] = [&Param::I16(0); INLINE_PARAMS];
+            for (slot, p) in refs.iter_mut().zip(&self.params) {
+                *slot = p;
+            }
+            run(&self.driver, &mut self.conn, client.execute(stmt, &refs[..n]))
+        } else {
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                self.params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+            run(&self.driver, &mut self.conn, client.execute(stmt, &refs))
+        };
+        r.map(|_| ()).map_err(|e| self.classify(e))
+    }
+
+    fn rollback_if_needed(&mut self) -> DbResult<()> {
+        // The blocking client does not expose the transaction status; ROLLBACK
+        // outside a transaction is only a warning, so always send it.
+        let client = self.client.as_ref().expect("open");
+        run(&self.driver, &mut self.conn, client.batch_execute("ROLLBACK")).map_err(|e| self.classify(e))
+    }
+
+    fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        let client = self.client.as_ref().expect("open");
+        let msgs = run(&self.driver, &mut self.conn, client.simple_query(sql)).map_err(|e| self.classify(e))?;
+        let mut out = Vec::new();
+        for m in msgs {
+            if let SimpleQueryMessage::Row(row) = m {
+                out.push((0..row.len()).map(|i| row.get(i).map(str::to_string)).collect());
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn convert(k: Kind, v: Value) -> Result<Param, String> {
+    fn int(v: Value) -> Result<i64, String> {
+        match v {
+            Value::Int(i) => Ok(i),
+            // Exactly integral floats (e.g. from double()) are accepted.
+            Value::Float(f) if f.fract() == 0.0 && (-9.2e18..=9.2e18).contains(&f) => Ok(f as i64),
+            Value::Float(f) => Err(format!("{f} is not an integer")),
+            Value::Unset => Err("unset value".into()),
+        }
+    }
+    fn float(v: Value) -> f64 {
+        match v {
+            Value::Int(i) => i as f64,
+            Value::Float(f) => f,
+            Value::Unset => f64::NAN,
+        }
+    }
+    let range = |i: i64, t: &str| format!("{i} is out of range for type {t}");
+    Ok(match k {
+        Kind::Int2 => {
+            let i = int(v)?;
+            Param::I16(i16::try_from(i).map_err(|_| range(i, "smallint"))?)
+        }
+        Kind::Int4 => {
+            let i = int(v)?;
+            Param::I32(i32::try_from(i).map_err(|_| range(i, "integer"))?)
+        }
+        Kind::Int8 => Param::I64(int(v)?),
+        Kind::Oid => {
+            let i = int(v)?;
+            Param::Oid(u32::try_from(i).map_err(|_| range(i, "oid"))?)
+        }
+        Kind::Float4 => Param::F32(float(v) as f32),
+        Kind::Float8 => Param::F64(float(v)),
+        Kind::Numeric => Param::Numeric(v),
+        Kind::Text => Param::Text(v),
+    })
+}
+
+impl ToSql for Param {
+    fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        match *self {
+            Param::I16(x) => out.put_i16(x),
+            Param::I32(x) => out.put_i32(x),
+            Param::I64(x) => out.put_i64(x),
+            Param::F32(x) => out.put_f32(x),
+            Param::F64(x) => out.put_f64(x),
+            Param::Oid(x) => out.put_u32(x),
+            // Binary format of text types is the bare UTF-8 bytes.
+            Param::Text(Value::Int(i)) => write!(out, "{i}")?,
+            Param::Text(Value::Float(f)) => write!(out, "{f}")?,
+            Param::Numeric(v) => encode_numeric(v, out),
+            Param::Text(Value::Unset) => return Ok(IsNull::Yes),
+        }
+        Ok(IsNull::No)
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        // The kind was chosen from this very type at prepare time.
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
+const NUMERIC_POS: u16 = 0x0000;
+const NUMERIC_NEG: u16 = 0x4000;
+const NUMERIC_NAN: u16 = 0xC000;
+const NUMERIC_PINF: u16 = 0xD000;
+const NUMERIC_NINF: u16 = 0xF000;
+
+/// NUMERIC binary format: ndigits, weight, sign, dscale, then base-10000 digits.
+/// Goes through the shortest round-trip decimal text of the value, so a float
+/// binds as the number it prints as (0.1 -> 0.1, not 0.1000000000000000055...).
+fn encode_numeric(v: Value, out: &mut BytesMut) {
+    let header = |out: &mut BytesMut, nd: i16, w: i16, sign: u16, dscale: u16| {
+        out.put_i16(nd);
+        out.put_i16(w);
+        out.put_u16(sign);
+        out.put_u16(dscale);
+    };
+    // Rust never uses exponent notation for Display of f64, and i64 fits easily.
+    let mut buf = [0u8; 400];
+    let len = {
+        let mut cur = std::io::Cursor::new(&mut buf[..]);
+        let r = match v {
+            Value::Int(i) => std::io::Write::write_fmt(&mut cur, format_args!("{i}")),
+            Value::Float(f) if f.is_nan() => return header(out, 0, 0, NUMERIC_NAN, 0),
+            Value::Float(f) if f.is_infinite() => {
+                return header(out, 0, 0, if f > 0.0 { NUMERIC_PINF } else { NUMERIC_NINF }, 0)
+            }
+            Value::Float(f) => std::io::Write::write_fmt(&mut cur, format_args!("{f}")),
+            Value::Unset => return header(out, 0, 0, NUMERIC_NAN, 0),
+        };
+        debug_assert!(r.is_ok());
+        cur.position() as usize
+    };
+    let text = &buf[..len];
+    let (neg, text) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        _ => (false, text),
+    };
+    let dot = text.iter().position(|&c| c == b'.').unwrap_or(text.len());
+    let (int_part, frac_part) = (&text[..dot], if dot < text.len() { &text[dot + 1..] } else { &[][..] });
+    let dscale = frac_part.len() as u16;
+
+    // Group decimal digits by 4 around the decimal point.
+    let mut digits = [0i16; 100];
+    let mut nd = 0usize;
+    let int_groups = int_part.len().div_ceil(4);
+    let lead = int_groups * 4 - int_part.len();
+    let digit_at = |i: usize| -> i16 {
+        // Position i in the zero-padded sequence [lead zeros][int][frac][pad zeros].
+        if i < lead {
+            return 0;
+        }
+        let i = i - lead;
+        if i < int_part.len() {
+            return (int_part[i] - b'0') as i16;
+        }
+        let i = i - int_part.len();
+        if i < frac_part.len() {
+            (frac_part[i] - b'0') as i16
+        } else {
+            0
+        }
+    };
+    let total_groups = int_groups + frac_part.len().div_ceil(4);
+    for g in 0..total_groups {
+        let d = (0..4).fold(0i16, |acc, j| acc * 10 + digit_at(g * 4 + j));
+        digits[nd] = d;
+        nd += 1;
+    }
+    let mut weight = int_groups as i32 - 1;
+    let mut first = 0;
+    while first < nd && digits[first] == 0 {
+        first += 1;
+        weight -= 1;
+    }
+    while nd > first && digits[nd - 1] == 0 {
+        nd -= 1;
+    }
+    if first == nd {
+        return header(out, 0, 0, NUMERIC_POS, dscale);
+    }
+    header(out, (nd - first) as i16, weight as i16, if neg { NUMERIC_NEG } else { NUMERIC_POS }, dscale);
+    for d in &digits[first..nd] {
+        out.put_i16(*d);
+    }
+}
+
+pub fn classify(e: tokio_postgres::Error) -> DbError {
+    let code = e.code().map(|c| c.code().to_string());
+    let status = match code.as_deref() {
+        Some("40001") => Status::Serialization,
+        Some("40P01") => Status::Deadlock,
+        Some("55P03") => Status::Lock,
+        Some(c) if c.starts_with("23") => Status::Constraint,
+        Some(c) if c.starts_with("08") => Status::Connection,
+        Some(_) => Status::Error,
+        None if e.is_closed() || is_io(&e) => Status::Connection,
+        None => Status::Error,
+    };
+    // FATAL (e.g. 57P01 admin shutdown) means the server is closing this
+    // connection: the session cannot go on whatever the SQLSTATE class.
+    let fatal = e
+        .as_db_error()
+        .is_some_and(|db| matches!(db.parsed_severity(), Some(Severity::Fatal | Severity::Panic)));
+    let status = if fatal { Status::Connection } else { status };
+    let message = match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(d) => format!("{} (DETAIL: {d})", db.message()),
+            None => db.message().to_string(),
+        },
+        // tokio-postgres messages and their causes never include the
+        // connection parameters; the cause says why ("Connection refused").
+        None => {
+            let mut m = e.to_string();
+            let mut src = e.source();
+            while let Some(s) = src {
+                m.push_str(": ");
+                m.push_str(&s.to_string());
+                src = s.source();
+            }
+            m
+        }
+    };
+    DbError::new(status, code, message)
+}
+
+fn is_io(e: &tokio_postgres::Error) -> bool {
+    let mut src = e.source();
+    while let Some(s) = src {
+        if s.is::<std::io::Error>() {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numeric(v: Value) -> Vec<i16> {
+        let mut b = BytesMut::new();
+        encode_numeric(v, &mut b);
+        b.chunks(2).map(|c| i16::from_be_bytes([c[0], c[1]])).collect()
+    }
+
+    #[test]
+    fn numeric_encoding() {
+        // [ndigits, weight, sign, dscale, digits...]
+        assert_eq!(numeric(Value::Int(0)), vec![0, 0, 0, 0]);
+        assert_eq!(numeric(Value::Int(12345)), vec![2, 1, 0, 0, 1, 2345]);
+        assert_eq!(numeric(Value::Int(10000)), vec![1, 1, 0, 0, 1]);
+        assert_eq!(numeric(Value::Int(-7)), vec![1, 0, 0x4000, 0, 7]);
+        assert_eq!(numeric(Value::Float(1.5)), vec![2, 0, 0, 1, 1, 5000]);
+        assert_eq!(numeric(Value::Float(0.001)), vec![1, -1, 0, 3, 10]);
+        assert_eq!(numeric(Value::Float(-123.25)), vec![2, 0, 0x4000, 2, 123, 2500]);
+        assert_eq!(numeric(Value::Float(2.0)), vec![1, 0, 0, 0, 2]);
+        let nan = numeric(Value::Float(f64::NAN));
+        assert_eq!(nan[2] as u16, NUMERIC_NAN);
+        assert_eq!(numeric(Value::Int(i64::MIN))[0], 5);
+        assert!(numeric(Value::Float(1e300)).len() > 4);
+        assert!(numeric(Value::Float(5e-324)).len() > 4);
+    }
+
+    #[test]
+    fn conversions() {
+        assert!(matches!(convert(Kind::Int4, Value::Int(5)), Ok(Param::I32(5))));
+        assert!(convert(Kind::Int4, Value::Int(1 << 40)).is_err());
+        assert!(convert(Kind::Int2, Value::Int(40000)).is_err());
+        assert!(matches!(convert(Kind::Int8, Value::Float(3.0)), Ok(Param::I64(3))));
+        assert!(convert(Kind::Int8, Value::Float(3.5)).is_err());
+        assert!(matches!(convert(Kind::Float8, Value::Int(3)), Ok(Param::F64(x)) if x == 3.0));
+        assert!(convert(Kind::Oid, Value::Int(-1)).is_err());
+    }
+}

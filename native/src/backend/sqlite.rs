@@ -1,0 +1,236 @@
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{ffi, Connection, ErrorCode, Statement};
+
+use super::{DbError, DbResult, Session, Status};
+use crate::script::Value;
+
+/// Lock waits are part of what we measure: with a busy timeout a writer that
+/// has to queue behind another one shows up as latency, not as a flood of
+/// instant SQLITE_BUSY errors. Ten seconds is far beyond any sane lock wait.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub fn open(path: &Path) -> DbResult<Connection> {
+    let conn = Connection::open(path).map_err(|e| {
+        let mut err = classify(e);
+        err.status = Status::Connection;
+        err.message = format!("cannot open SQLite database: {}", err.message);
+        err
+    })?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(classify)?;
+    Ok(conn)
+}
+
+pub struct SqliteSession<'c> {
+    conn: &'c Connection,
+    stmts: Vec<Statement<'c>>,
+}
+
+impl<'c> SqliteSession<'c> {
+    pub fn new(conn: &'c Connection) -> Self {
+        SqliteSession { conn, stmts: Vec::new() }
+    }
+}
+
+impl Session for SqliteSession<'_> {
+    fn batch_execute(&mut self, sql: &str) -> DbResult<()> {
+        self.conn.execute_batch(sql).map_err(classify)
+    }
+
+    fn prepare(&mut self, sql: &str, n_params: usize) -> DbResult<()> {
+        let stmt = self.conn.prepare(sql).map_err(classify)?;
+        if stmt.parameter_count() != n_params {
+            return Err(DbError::new(
+                Status::Error,
+                None,
+                format!(
+                    "statement has {} parameters but {} values are bound",
+                    stmt.parameter_count(),
+                    n_params
+                ),
+            ));
+        }
+        self.stmts.push(stmt);
+        Ok(())
+    }
+
+    fn execute(&mut self, stmt: usize, params: &[Value]) -> DbResult<()> {
+        let st = &mut self.stmts[stmt];
+        for (i, v) in params.iter().enumerate() {
+            // Placeholders are ?1..?n, so parameter i binds at index i + 1.
+            let r = match *v {
+                Value::Int(x) => st.raw_bind_parameter(i + 1, x),
+                Value::Float(x) => st.raw_bind_parameter(i + 1, x),
+                Value::Unset => unreachable!("runner checks for unset values"),
+            };
+            r.map_err(classify)?;
+        }
+        let mut rows = st.raw_query();
+        // Step through every row so reads cost what they would in an application.
+        while rows.next().map_err(classify)?.is_some() {}
+        Ok(())
+    }
+
+    fn rollback_if_needed(&mut self) -> DbResult<()> {
+        if self.conn.is_autocommit() {
+            return Ok(());
+        }
+        self.conn.execute_batch("ROLLBACK").map_err(classify)
+    }
+
+    fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        use rusqlite::types::ValueRef;
+        let mut st = self.conn.prepare(sql).map_err(classify)?;
+        let n = st.column_count();
+        let mut rows = st.raw_query();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(classify)? {
+            let mut r = Vec::with_capacity(n);
+            for i in 0..n {
+                r.push(match row.get_ref(i).map_err(classify)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(x) => Some(x.to_string()),
+                    ValueRef::Real(x) => Some(format!("{x:?}")),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            out.push(r);
+        }
+        Ok(out)
+    }
+}
+
+pub fn classify(e: rusqlite::Error) -> DbError {
+    // `bundled` implies `modern_sqlite`, which reports syntax errors with
+    // their token position as SqlInputError.
+    let f = match &e {
+        rusqlite::Error::SqliteFailure(f, _) | rusqlite::Error::SqlInputError { error: f, .. } => *f,
+        _ => return DbError::new(Status::Error, None, e.to_string()),
+    };
+    let status = match f.code {
+        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Status::Lock,
+        ErrorCode::ConstraintViolation => Status::Constraint,
+        _ => Status::Error,
+    };
+    let message = match e {
+        rusqlite::Error::SqliteFailure(_, Some(m)) => m,
+        other => other.to_string(),
+    };
+    DbError::new(status, Some(code_name(f.extended_code)), message)
+}
+
+/// The C macro name of a result code, e.g. 2067 -> "SQLITE_CONSTRAINT_UNIQUE".
+pub fn code_name(extended: i32) -> String {
+    let name = match extended {
+        ffi::SQLITE_CONSTRAINT_CHECK => "SQLITE_CONSTRAINT_CHECK",
+        ffi::SQLITE_CONSTRAINT_COMMITHOOK => "SQLITE_CONSTRAINT_COMMITHOOK",
+        ffi::SQLITE_CONSTRAINT_FOREIGNKEY => "SQLITE_CONSTRAINT_FOREIGNKEY",
+        ffi::SQLITE_CONSTRAINT_FUNCTION => "SQLITE_CONSTRAINT_FUNCTION",
+        ffi::SQLITE_CONSTRAINT_NOTNULL => "SQLITE_CONSTRAINT_NOTNULL",
+        ffi::SQLITE_CONSTRAINT_PRIMARYKEY => "SQLITE_CONSTRAINT_PRIMARYKEY",
+        ffi::SQLITE_CONSTRAINT_TRIGGER => "SQLITE_CONSTRAINT_TRIGGER",
+        ffi::SQLITE_CONSTRAINT_UNIQUE => "SQLITE_CONSTRAINT_UNIQUE",
+        ffi::SQLITE_CONSTRAINT_VTAB => "SQLITE_CONSTRAINT_VTAB",
+        ffi::SQLITE_CONSTRAINT_ROWID => "SQLITE_CONSTRAINT_ROWID",
+        ffi::SQLITE_CONSTRAINT_PINNED => "SQLITE_CONSTRAINT_PINNED",
+        ffi::SQLITE_CONSTRAINT_DATATYPE => "SQLITE_CONSTRAINT_DATATYPE",
+        ffi::SQLITE_BUSY_RECOVERY => "SQLITE_BUSY_RECOVERY",
+        ffi::SQLITE_BUSY_SNAPSHOT => "SQLITE_BUSY_SNAPSHOT",
+        ffi::SQLITE_BUSY_TIMEOUT => "SQLITE_BUSY_TIMEOUT",
+        ffi::SQLITE_LOCKED_SHAREDCACHE => "SQLITE_LOCKED_SHAREDCACHE",
+        ffi::SQLITE_LOCKED_VTAB => "SQLITE_LOCKED_VTAB",
+        ffi::SQLITE_READONLY_DBMOVED => "SQLITE_READONLY_DBMOVED",
+        ffi::SQLITE_READONLY_RECOVERY => "SQLITE_READONLY_RECOVERY",
+        ffi::SQLITE_READONLY_CANTLOCK => "SQLITE_READONLY_CANTLOCK",
+        ffi::SQLITE_READONLY_ROLLBACK => "SQLITE_READONLY_ROLLBACK",
+        ffi::SQLITE_CANTOPEN_ISDIR => "SQLITE_CANTOPEN_ISDIR",
+        ffi::SQLITE_CANTOPEN_FULLPATH => "SQLITE_CANTOPEN_FULLPATH",
+        _ => {
+            let primary = match extended & 0xff {
+                ffi::SQLITE_ERROR => "SQLITE_ERROR",
+                ffi::SQLITE_INTERNAL => "SQLITE_INTERNAL",
+                ffi::SQLITE_PERM => "SQLITE_PERM",
+                ffi::SQLITE_ABORT => "SQLITE_ABORT",
+                ffi::SQLITE_BUSY => "SQLITE_BUSY",
+                ffi::SQLITE_LOCKED => "SQLITE_LOCKED",
+                ffi::SQLITE_NOMEM => "SQLITE_NOMEM",
+                ffi::SQLITE_READONLY => "SQLITE_READONLY",
+                ffi::SQLITE_INTERRUPT => "SQLITE_INTERRUPT",
+                ffi::SQLITE_IOERR => "SQLITE_IOERR",
+                ffi::SQLITE_CORRUPT => "SQLITE_CORRUPT",
+                ffi::SQLITE_NOTFOUND => "SQLITE_NOTFOUND",
+                ffi::SQLITE_FULL => "SQLITE_FULL",
+                ffi::SQLITE_CANTOPEN => "SQLITE_CANTOPEN",
+                ffi::SQLITE_PROTOCOL => "SQLITE_PROTOCOL",
+                ffi::SQLITE_EMPTY => "SQLITE_EMPTY",
+                ffi::SQLITE_SCHEMA => "SQLITE_SCHEMA",
+                ffi::SQLITE_TOOBIG => "SQLITE_TOOBIG",
+                ffi::SQLITE_CONSTRAINT => "SQLITE_CONSTRAINT",
+                ffi::SQLITE_MISMATCH => "SQLITE_MISMATCH",
+                ffi::SQLITE_MISUSE => "SQLITE_MISUSE",
+                ffi::SQLITE_NOLFS => "SQLITE_NOLFS",
+                ffi::SQLITE_AUTH => "SQLITE_AUTH",
+                ffi::SQLITE_FORMAT => "SQLITE_FORMAT",
+                ffi::SQLITE_RANGE => "SQLITE_RANGE",
+                ffi::SQLITE_NOTADB => "SQLITE_NOTADB",
+                _ => return format!("SQLITE_{extended}"),
+            };
+            if extended > 0xff {
+                // An extended code we have no name for: keep it distinguishable.
+                return format!("{primary}_{}", extended >> 8);
+            }
+            primary
+        }
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_names() {
+        assert_eq!(code_name(2067), "SQLITE_CONSTRAINT_UNIQUE");
+        assert_eq!(code_name(5), "SQLITE_BUSY");
+        assert_eq!(code_name(517), "SQLITE_BUSY_SNAPSHOT");
+        assert_eq!(code_name(1), "SQLITE_ERROR");
+    }
+
+    #[test]
+    fn classify_and_execute() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut s = SqliteSession::new(&conn);
+        s.batch_execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v REAL)").unwrap();
+        s.prepare("INSERT INTO t VALUES (?1, ?2)", 2).unwrap();
+        s.prepare("SELECT * FROM t WHERE id >= ?1", 1).unwrap();
+        assert!(s.prepare("SELECT ?1, ?2", 1).is_err());
+        s.execute(0, &[Value::Int(1), Value::Float(1.5)]).unwrap();
+        s.execute(1, &[Value::Int(0)]).unwrap();
+        let e = s.execute(0, &[Value::Int(1), Value::Int(2)]).unwrap_err();
+        assert_eq!(e.status, Status::Constraint);
+        assert_eq!(e.code.as_deref(), Some("SQLITE_CONSTRAINT_PRIMARYKEY"));
+        // The failed statement must not poison the next execution.
+        s.execute(0, &[Value::Int(2), Value::Int(2)]).unwrap();
+        s.batch_execute("BEGIN").unwrap();
+        s.execute(0, &[Value::Int(3), Value::Int(2)]).unwrap();
+        s.rollback_if_needed().unwrap();
+        s.rollback_if_needed().unwrap();
+        let rows = s.query_text("SELECT id, v, NULL FROM t ORDER BY id").unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                vec![Some("1".into()), Some("1.5".into()), None],
+                vec![Some("2".into()), Some("2.0".into()), None],
+            ]
+        );
+        let e = s.batch_execute("SELECT * FROM missing").unwrap_err();
+        assert_eq!(e.status, Status::Error);
+        assert!(e.message.contains("missing"), "{}", e.message);
+        let e = s.prepare("SELEC 1", 0).unwrap_err();
+        assert_eq!(e.code.as_deref(), Some("SQLITE_ERROR"));
+    }
+}

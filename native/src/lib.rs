@@ -1,0 +1,384 @@
+//! `wannabet._engine`: the Python glue. Everything here converts arguments,
+//! releases the GIL while the sample runs, and converts results and errors.
+//! The engine itself lives in `runner`, `script` and `backend`.
+
+pub mod backend;
+pub mod runner;
+pub mod script;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use numpy::PyArray1;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyInt, PyTuple};
+use pyo3::PyTypeInfo;
+
+use backend::{DbError, Session, Target, WithSession, STATUS_NAMES};
+use runner::{Command, Fatal, FatalKind, Plan, Sample, SqlText, Transaction};
+use script::{Expr, Func, Op, Value};
+
+pyo3::create_exception!(wannabet._engine, EngineError, PyException, "Base class of engine errors; `.code` is the SQLSTATE / SQLite code or None.");
+pyo3::create_exception!(wannabet._engine, ConnectError, EngineError, "Cannot connect or authenticate.");
+pyo3::create_exception!(wannabet._engine, QueryError, EngineError, "A statement failed.");
+
+fn engine_err<T: PyTypeInfo>(py: Python<'_>, message: String, code: Option<String>) -> PyErr {
+    let err = PyErr::from_type(T::type_object(py), message);
+    // Every instance carries `.code`, so callers never need getattr defaults.
+    if let Err(e) = err.value(py).setattr("code", code) {
+        return e;
+    }
+    err
+}
+
+fn connect_err(py: Python<'_>, e: DbError) -> PyErr {
+    engine_err::<ConnectError>(py, format!("cannot connect: {}", e.message), e.code)
+}
+
+fn query_err(py: Python<'_>, e: DbError) -> PyErr {
+    engine_err::<QueryError>(py, e.message, e.code)
+}
+
+fn fatal_err(py: Python<'_>, f: Fatal) -> PyErr {
+    match f.kind {
+        FatalKind::Connect => engine_err::<ConnectError>(py, f.message, f.code),
+        FatalKind::Query => engine_err::<QueryError>(py, f.message, f.code),
+        FatalKind::Panic => engine_err::<EngineError>(py, f.message, f.code),
+    }
+}
+
+fn parse_target(py: Python<'_>, target: &str) -> PyResult<Target> {
+    Target::parse(target).map_err(|e| engine_err::<ConnectError>(py, e.message, e.code))
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+struct Batch<'a>(&'a str);
+impl WithSession for Batch<'_> {
+    type Output = Result<(), DbError>;
+    fn run<S: Session>(self, s: &mut S) -> Self::Output {
+        s.batch_execute(self.0)
+    }
+}
+
+struct QueryText<'a>(&'a str);
+impl WithSession for QueryText<'_> {
+    type Output = Result<Vec<Vec<Option<String>>>, DbError>;
+    fn run<S: Session>(self, s: &mut S) -> Self::Output {
+        s.query_text(self.0)
+    }
+}
+
+/// Runs `;`-separated statements on one autocommit connection.
+#[pyfunction]
+fn execute(py: Python<'_>, target: &str, sql: &str) -> PyResult<()> {
+    let t = parse_target(py, target)?;
+    match py.detach(|| backend::with_session(&t, Batch(sql))) {
+        Err(e) => Err(connect_err(py, e)),
+        Ok(r) => r.map_err(|e| query_err(py, e)),
+    }
+}
+
+/// One statement; every value as text, None for NULL.
+#[pyfunction]
+fn query<'py>(py: Python<'py>, target: &str, sql: &str) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let t = parse_target(py, target)?;
+    let rows = match py.detach(|| backend::with_session(&t, QueryText(sql))) {
+        Err(e) => return Err(connect_err(py, e)),
+        Ok(r) => r.map_err(|e| query_err(py, e))?,
+    };
+    rows.into_iter().map(|r| PyTuple::new(py, r)).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Plan conversion: done once per call, never per transaction.
+
+fn bad(msg: impl Into<String>) -> PyErr {
+    PyValueError::new_err(msg.into())
+}
+
+fn tuple<'py>(o: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyTuple>> {
+    o.cast::<PyTuple>().cloned().map_err(|_| bad(format!("{what} must be a tuple")))
+}
+
+fn slot_index(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<usize> {
+    let i: i64 = o.extract()?;
+    if i < 0 || i as usize >= n_slots {
+        return Err(bad(format!("slot index {i} out of range (have {n_slots} slots)")));
+    }
+    Ok(i as usize)
+}
+
+fn parse_expr(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<Expr> {
+    let t = tuple(o, "expression")?;
+    let tag: String = t.get_item(0)?.extract()?;
+    Ok(match tag.as_str() {
+        "int" => Expr::Int(t.get_item(1)?.extract()?),
+        "float" => Expr::Float(t.get_item(1)?.extract()?),
+        "var" => Expr::Var(slot_index(&t.get_item(1)?, n_slots)?),
+        "neg" => Expr::Neg(Box::new(parse_expr(&t.get_item(1)?, n_slots)?)),
+        "op" => {
+            let op: String = t.get_item(1)?.extract()?;
+            let op = Op::parse(&op).ok_or_else(|| bad(format!("unknown operator {op:?}")))?;
+            Expr::Op(
+                op,
+                Box::new(parse_expr(&t.get_item(2)?, n_slots)?),
+                Box::new(parse_expr(&t.get_item(3)?, n_slots)?),
+            )
+        }
+        "call" => {
+            let name: String = t.get_item(1)?.extract()?;
+            let f = Func::parse(&name).ok_or_else(|| bad(format!("unknown function {name:?}")))?;
+            let args = t
+                .get_item(2)?
+                .try_iter()?
+                .map(|a| parse_expr(&a?, n_slots))
+                .collect::<PyResult<Vec<_>>>()?;
+            let (lo, hi) = f.arity();
+            if args.len() < lo || args.len() > hi {
+                return Err(bad(format!("wrong number of arguments for {name}()")));
+            }
+            Expr::Call(f, args)
+        }
+        _ => return Err(bad(format!("unknown expression tag {tag:?}"))),
+    })
+}
+
+fn parse_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if o.is_none() {
+        Ok(Value::Unset)
+    } else if o.is_instance_of::<PyFloat>() {
+        Ok(Value::Float(o.extract()?))
+    } else if o.is_instance_of::<PyInt>() {
+        Ok(Value::Int(o.extract()?))
+    } else {
+        Err(bad("slot values must be int, float or None"))
+    }
+}
+
+struct SqlDedup {
+    sqls: Vec<SqlText>,
+    index: HashMap<String, usize>,
+}
+
+fn parse_command(
+    o: &Bound<'_, PyAny>,
+    n_slots: usize,
+    dedup: &mut SqlDedup,
+    origin: (usize, usize),
+) -> PyResult<Command> {
+    let t = tuple(o, "command")?;
+    let tag: String = t.get_item(0)?.extract()?;
+    Ok(match tag.as_str() {
+        "set" => Command::Set(slot_index(&t.get_item(1)?, n_slots)?, parse_expr(&t.get_item(2)?, n_slots)?),
+        "sleep" => {
+            let unit: i64 = t.get_item(2)?.extract()?;
+            if unit < 0 {
+                return Err(bad("sleep unit must be >= 0"));
+            }
+            Command::Sleep(parse_expr(&t.get_item(1)?, n_slots)?, unit as u64)
+        }
+        "sql" => {
+            let text: String = t.get_item(1)?.extract()?;
+            let params = t
+                .get_item(2)?
+                .try_iter()?
+                .map(|p| slot_index(&p?, n_slots))
+                .collect::<PyResult<Vec<_>>>()?;
+            let next = dedup.sqls.len();
+            let id = *dedup.index.entry(text.clone()).or_insert(next);
+            if id == next {
+                dedup.sqls.push(SqlText { text, n_params: params.len(), origin });
+            } else if dedup.sqls[id].n_params != params.len() {
+                return Err(bad("the same SQL text is used with different parameter counts"));
+            }
+            Command::Sql(id, params)
+        }
+        _ => return Err(bad(format!("unknown command tag {tag:?}"))),
+    })
+}
+
+fn parse_transactions(
+    o: &Bound<'_, PyAny>,
+    n_slots: usize,
+) -> PyResult<(Vec<Transaction>, Vec<SqlText>)> {
+    let mut dedup = SqlDedup { sqls: Vec::new(), index: HashMap::new() };
+    let mut txns = Vec::new();
+    for (ti, item) in o.try_iter()?.enumerate() {
+        let t = tuple(&item?, "transaction")?;
+        let name: String = t.get_item(0)?.extract()?;
+        let weight: u64 = t.get_item(1)?.extract()?;
+        let mut commands = Vec::new();
+        let mut n_sql = 0;
+        for c in t.get_item(2)?.try_iter()? {
+            let c = c?;
+            let is_sql = tuple(&c, "command")?.get_item(0)?.extract::<String>()? == "sql";
+            if is_sql {
+                n_sql += 1;
+            }
+            commands.push(parse_command(&c, n_slots, &mut dedup, (ti, n_sql))?);
+        }
+        txns.push(Transaction { name, weight, commands });
+    }
+    if txns.is_empty() {
+        return Err(bad("no transactions"));
+    }
+    if txns.len() > i16::MAX as usize {
+        return Err(bad("too many transaction types"));
+    }
+    let total = txns.iter().try_fold(0u64, |acc, t| acc.checked_add(t.weight));
+    if total.is_none_or(|w| w == 0) {
+        return Err(bad("transaction weights must add up to a positive number"));
+    }
+    Ok((txns, dedup.sqls))
+}
+
+fn parse_seed(o: &Bound<'_, PyAny>) -> PyResult<u64> {
+    // Any int is a fine seed; negative ones wrap.
+    match o.extract::<u64>() {
+        Ok(v) => Ok(v),
+        Err(_) => Ok(o.extract::<i64>()? as u64),
+    }
+}
+
+/// Runs one sample and returns its columns.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (target, sessions, transactions, session_sql, slots, client_id_slot,
+                    duration_ns, max_transactions, seed, on_error, max_tries, rate, progress))]
+fn run_sample<'py>(
+    py: Python<'py>,
+    target: &str,
+    sessions: usize,
+    transactions: &Bound<'py, PyAny>,
+    session_sql: Vec<String>,
+    slots: &Bound<'py, PyAny>,
+    client_id_slot: i64,
+    duration_ns: u64,
+    max_transactions: u64,
+    seed: &Bound<'py, PyAny>,
+    on_error: &str,
+    max_tries: u32,
+    rate: f64,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let slots = slots.try_iter()?.map(|v| parse_value(&v?)).collect::<PyResult<Vec<_>>>()?;
+    let (transactions, sqls) = parse_transactions(transactions, slots.len())?;
+    if sessions == 0 {
+        return Err(bad("sessions must be >= 1"));
+    }
+    if duration_ns == 0 && max_transactions == 0 {
+        return Err(bad("need a duration or a transaction count"));
+    }
+    let abort_on_error = match on_error {
+        "continue" => false,
+        "abort" => true,
+        _ => return Err(bad("on_error must be 'continue' or 'abort'")),
+    };
+    if !(rate >= 0.0 && rate.is_finite()) {
+        return Err(bad("rate must be >= 0"));
+    }
+    let client_id_slot = match client_id_slot {
+        -1 => None,
+        i if i >= 0 && (i as usize) < slots.len() => Some(i as usize),
+        _ => return Err(bad("client_id_slot out of range")),
+    };
+    let plan = Plan {
+        transactions,
+        sqls,
+        session_sql,
+        slots,
+        client_id_slot,
+        sessions,
+        duration_ns,
+        max_transactions,
+        seed: parse_seed(seed)?,
+        abort_on_error,
+        max_tries: max_tries.max(1),
+        rate,
+    };
+    let target = parse_target(py, target)?;
+    let sample = Sample::start(plan, target).map_err(|f| fatal_err(py, f))?;
+
+    const TICK: Duration = Duration::from_millis(100);
+    const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+    let mut last_progress = Instant::now();
+    let waited: PyResult<()> = loop {
+        let done = py.detach(|| sample.wait(TICK));
+        if let Err(e) = py.check_signals() {
+            break Err(e);
+        }
+        if done {
+            break Ok(());
+        }
+        if let Some(cb) = &progress {
+            if last_progress.elapsed() >= PROGRESS_EVERY {
+                if let Some(p) = sample.progress() {
+                    last_progress = Instant::now();
+                    if let Err(e) = cb.call1((p.ok, p.errors, p.elapsed_s, p.p99_ms)) {
+                        break Err(e);
+                    }
+                }
+            }
+        }
+    };
+    if let Err(e) = waited {
+        sample.stop();
+        // Give sessions a moment to notice; one stuck in a long statement is
+        // left to finish on its own rather than hanging the interpreter.
+        let all_done = py.detach(|| sample.wait(Duration::from_secs(5)));
+        if all_done {
+            let _ = py.detach(move || sample.finish());
+        }
+        return Err(e);
+    }
+
+    let last = sample.progress();
+    let result = py.detach(move || sample.finish()).map_err(|f| fatal_err(py, f))?;
+    if let (Some(cb), Some(p)) = (&progress, last) {
+        cb.call1((p.ok, p.errors, p.elapsed_s, p.p99_ms))?;
+    }
+
+    let c = result.columns;
+    let cols = PyDict::new(py);
+    cols.set_item("session", PyArray1::from_vec(py, c.session))?;
+    cols.set_item("txn_type", PyArray1::from_vec(py, c.txn_type))?;
+    cols.set_item("intended_start_ns", PyArray1::from_vec(py, c.intended_start_ns))?;
+    cols.set_item("start_ns", PyArray1::from_vec(py, c.start_ns))?;
+    cols.set_item("end_ns", PyArray1::from_vec(py, c.end_ns))?;
+    cols.set_item("status", PyArray1::from_vec(py, c.status))?;
+    cols.set_item("error_code", PyArray1::from_vec(py, c.error_code))?;
+    cols.set_item("retries", PyArray1::from_vec(py, c.retries))?;
+    let messages = PyDict::new(py);
+    for (k, m) in result.error_messages {
+        messages.set_item(k, m)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("t0_ns", result.t0_ns)?;
+    out.set_item("end_ns", result.end_ns)?;
+    out.set_item("columns", cols)?;
+    out.set_item("error_codes", result.error_codes)?;
+    out.set_item("error_messages", messages)?;
+    out.set_item("sessions_lost", result.sessions_lost)?;
+    Ok(out)
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(execute, m)?)?;
+    m.add_function(wrap_pyfunction!(query, m)?)?;
+    m.add_function(wrap_pyfunction!(run_sample, m)?)?;
+    m.add("STATUS_NAMES", STATUS_NAMES.to_vec())?;
+    let base = py.get_type::<EngineError>();
+    base.setattr("code", py.None())?;
+    m.add("EngineError", base)?;
+    m.add("ConnectError", py.get_type::<ConnectError>())?;
+    m.add("QueryError", py.get_type::<QueryError>())?;
+    Ok(())
+}

@@ -1,0 +1,3 @@
+from wannabet.cli import main
+
+main()

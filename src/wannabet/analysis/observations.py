@@ -1,0 +1,122 @@
+"""Input type of the analysis layer and the error it raises.
+
+Every analysis function takes plain arrays; :class:`Observations` bundles the arrays that
+describe one condition of an experiment, validated once so that the statistics never have to
+second-guess their input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# The one exception tree of the package (stdlib only); re-exported here for the analysis API.
+from wannabet.errors import AnalysisError
+
+__all__ = ["AnalysisError", "Observations"]
+
+
+def _as_1d(name: str, condition: str, arr: object, dtype: type) -> np.ndarray:
+    a = np.asarray(arr)
+    if a.ndim != 1:
+        raise AnalysisError(
+            f"Observations({condition!r}).{name} has shape {a.shape}; pass a 1-D array "
+            "with one entry per value"
+        )
+    if dtype is np.int64:
+        if (
+            a.size
+            and not np.issubdtype(a.dtype, np.integer)
+            and (not np.all(np.isfinite(a)) or not np.all(a == np.round(a)))
+        ):
+            raise AnalysisError(
+                f"Observations({condition!r}).{name} must hold integers; got dtype "
+                f"{a.dtype} with non-integral entries"
+            )
+        return np.ascontiguousarray(a, dtype=np.int64)
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Observations:
+    """The measured values of one condition.
+
+    Parameters
+    ----------
+    condition : str
+        Label of the condition, e.g. ``"synchronous=OFF"``.
+    values : numpy.ndarray
+        float64; latency in ms per transaction, or one value per sample (e.g. TPS, or an
+        imported per-sample mean). Values inside a sample are in the order they occurred.
+    sample : numpy.ndarray
+        int64, same length: sample index of each value. Sample ``k`` ran before ``k + 1``.
+    session : numpy.ndarray or None
+        int64 per value (the connection that ran it), or None.
+    time_s : numpy.ndarray or None
+        float64 seconds since the start of the run, per value, or None.
+
+    Notes
+    -----
+    Arrays are converted to contiguous float64/int64 copies-or-views on construction. Equality
+    is identity (``eq=False``) because element-wise array comparison has no single truth value.
+    """
+
+    condition: str
+    values: np.ndarray
+    sample: np.ndarray
+    session: np.ndarray | None = None
+    time_s: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.condition, str) or not self.condition:
+            raise AnalysisError(
+                f"Observations.condition must be a non-empty string; got {self.condition!r}"
+            )
+        c = self.condition
+        values = _as_1d("values", c, self.values, np.float64)
+        sample = _as_1d("sample", c, self.sample, np.int64)
+        if values.size == 0:
+            raise AnalysisError(
+                f"Observations({c!r}) has no values; run at least one sample of the condition"
+            )
+        if sample.shape != values.shape:
+            raise AnalysisError(
+                f"Observations({c!r}): sample has {sample.size} entries but values has "
+                f"{values.size}; give every value its sample index"
+            )
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise AnalysisError(
+                f"Observations({c!r}).values[{i}] is {float(values[i])}; drop failed transactions "
+                "(NaN/inf) before the analysis"
+            )
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "sample", sample)
+        if self.session is not None:
+            session = _as_1d("session", c, self.session, np.int64)
+            if session.shape != values.shape:
+                raise AnalysisError(
+                    f"Observations({c!r}): session has {session.size} entries but values has "
+                    f"{values.size}; pass one session id per value or session=None"
+                )
+            object.__setattr__(self, "session", session)
+        if self.time_s is not None:
+            time_s = _as_1d("time_s", c, self.time_s, np.float64)
+            if time_s.shape != values.shape:
+                raise AnalysisError(
+                    f"Observations({c!r}): time_s has {time_s.size} entries but values has "
+                    f"{values.size}; pass one timestamp per value or time_s=None"
+                )
+            if not np.all(np.isfinite(time_s)):
+                raise AnalysisError(
+                    f"Observations({c!r}).time_s contains NaN/inf; pass seconds since the "
+                    "run started or time_s=None"
+                )
+            object.__setattr__(self, "time_s", time_s)
+
+    @property
+    def n_values(self) -> int:
+        """Number of values (transactions, or samples for per-sample data)."""
+        return int(self.values.size)

@@ -1,0 +1,264 @@
+"""The ``wannabet`` command. Each command parses, calls one library function, renders.
+
+Errors are one line on stderr with a non-zero exit code (see :mod:`wannabet.errors`); ``--debug``
+shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from wannabet.durations import parse_duration
+from wannabet.errors import SpecError, WannabetError
+from wannabet.store import DEFAULT_RESULTS, Store
+
+app = typer.Typer(
+    help="Database performance experiments you can bet on.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+# Piped output is read by people too: do not squeeze tables into 80 columns when there is no
+# terminal to fit (COLUMNS still wins when set).
+_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
+console = Console(width=_WIDTH)
+err_console = Console(stderr=True)
+_state = {"debug": False}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    csv = "csv"
+
+
+class ExportFormat(StrEnum):
+    parquet = "parquet"
+    csv = "csv"
+
+
+ResultsOption = Annotated[
+    Path,
+    typer.Option("--results", "-r", help="The results file (DuckDB).", envvar="WANNABET_RESULTS"),
+]
+RunOption = Annotated[int | None, typer.Option("--run", help="Run id; default: the latest run.")]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+def handled(fn: F) -> F:
+    """Turn WannabetError into one line and an exit code, unless --debug."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except WannabetError as exc:
+            if _state["debug"]:
+                raise
+            err_console.print(
+                f"[red]error:[/red] {_escape(str(exc))}", highlight=False, soft_wrap=True
+            )
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            if _state["debug"]:
+                raise
+            err_console.print("interrupted", highlight=False)
+            raise typer.Exit(130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from wannabet import __version__
+
+        console.print(f"wannabet {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+@app.command()
+@handled
+def run(
+    file: Annotated[Path, typer.Argument(help="The experiment file (TOML).")],
+    target: Annotated[
+        str | None,
+        typer.Option("--target", "-t", help="Database URL; overrides the file's target."),
+    ] = None,
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+    samples: Annotated[int | None, typer.Option(help="Samples per condition.", min=1)] = None,
+    duration: Annotated[str | None, typer.Option(help="Duration of each sample, e.g. 5s.")] = None,
+    warmup: Annotated[str | None, typer.Option(help="Warm-up of each sample, e.g. 1s.")] = None,
+    sessions: Annotated[int | None, typer.Option(help="Concurrent sessions.", min=1)] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed of the run order and the scripts.", min=0)
+    ] = None,
+    output: FormatOption = Format.table,
+) -> None:
+    """Run an experiment and store every transaction."""
+    from wannabet.engine import NativeEngine
+    from wannabet.render.progress import ProgressDisplay
+    from wannabet.runner import run_experiment, with_overrides
+    from wannabet.spec import load_experiment
+    from wannabet.targets import parse_target
+
+    experiment = with_overrides(
+        load_experiment(file),
+        samples=samples,
+        duration_s=_duration(duration, "--duration"),
+        warmup_s=_duration(warmup, "--warmup", allow_zero=True),
+        sessions=sessions,
+        seed=seed,
+    )
+    url = target or experiment.target
+    fresh = url is None
+    if url is None:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", experiment.name).strip("-") or "target"
+        url = f"sqlite:///{(results.parent / f'{name}.sqlite').resolve()}"
+    resolved = parse_target(url, key="--target" if target else "target")
+    store = Store(results)
+    sampling = experiment.sampling
+    display = ProgressDisplay(
+        err_console,
+        sample_seconds=(sampling.duration_s + sampling.warmup_s) if sampling.duration_s else None,
+        samples_per_condition=sampling.samples,
+    )
+    with display:
+        outcome = run_experiment(
+            experiment,
+            target=resolved,
+            store=store,
+            engine=NativeEngine(),
+            observer=display,
+            fresh_target=fresh,
+        )
+    _print_summary(store, outcome.run_id, output)
+    if output is Format.table:
+        err_console.print(
+            f"Stored in {results} as run {outcome.run_id}. "
+            f"Next: wannabet summary --run {outcome.run_id} --format json",
+            highlight=False,
+        )
+
+
+@app.command()
+@handled
+def summary(
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+    run_id: RunOption = None,
+    output: FormatOption = Format.table,
+    include_warmup: Annotated[
+        bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
+    ] = False,
+) -> None:
+    """Per-condition transactions, errors, TPS and latency of a run."""
+    _print_summary(Store(results), run_id, output, include_warmup=include_warmup)
+
+
+def _print_summary(
+    store: Store, run_id: int | None, output: Format, *, include_warmup: bool = False
+) -> None:
+    from wannabet.render import summary as render
+
+    info = store.run(run_id)
+    rows = store.condition_summaries(info.run_id, include_warmup=include_warmup)
+    if output is Format.json:
+        sys.stdout.write(render.summary_json(info, rows) + "\n")
+    elif output is Format.csv:
+        sys.stdout.write(render.summary_csv(rows))
+    elif output is Format.markdown:
+        sys.stdout.write(render.summary_markdown(info, rows))
+    else:
+        console.print(render.summary_table(info, rows))
+        if info.status != "complete":
+            console.print(
+                f"[yellow]run {info.run_id} is {info.status}[/yellow]"
+                + (f": {_escape(info.message)}" if info.message else ""),
+                highlight=False,
+            )
+
+
+@app.command("runs")
+@handled
+def list_runs(
+    results: ResultsOption = Path(DEFAULT_RESULTS), output: FormatOption = Format.table
+) -> None:
+    """List the runs in the results file."""
+    from wannabet.render import runs as render
+
+    runs = Store(results).runs()
+    if output is Format.json:
+        sys.stdout.write(render.runs_json(runs) + "\n")
+    elif output is Format.csv:
+        sys.stdout.write(render.runs_csv(runs))
+    elif output is Format.markdown:
+        sys.stdout.write(render.runs_markdown(runs))
+    elif not runs:
+        console.print("no runs yet; start one with `wannabet run FILE`")
+    else:
+        console.print(render.runs_table(runs))
+
+
+@app.command()
+@handled
+def export(
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+    run_id: RunOption = None,
+    all_runs: Annotated[bool, typer.Option("--all", help="Export every run.")] = False,
+    output: Annotated[
+        ExportFormat, typer.Option("--format", "-f", help="File format.")
+    ] = ExportFormat.parquet,
+    directory: Annotated[
+        Path, typer.Option("--output", "-o", help="Directory to write into.")
+    ] = Path("export"),
+) -> None:
+    """Write a run's tables (runs, conditions, samples, transactions) as Parquet or CSV files."""
+    store = Store(results)
+    chosen = None if all_runs else store.run(run_id).run_id
+    for path in store.export(chosen, directory, output.value):
+        console.print(str(path), highlight=False)
+
+
+def _duration(value: str | None, option: str, *, allow_zero: bool = False) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        raise SpecError(str(exc), key=option, file="command line") from None
+    if seconds == 0 and not allow_zero:
+        raise SpecError("must be longer than 0s", key=option, file="command line")
+    return seconds
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def main() -> None:
+    app()

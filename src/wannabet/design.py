@@ -1,0 +1,69 @@
+"""Factors → conditions, and conditions → the order samples run in.
+
+Randomized complete blocks are the default: each block runs every condition once, in an order
+drawn from the experiment's seed, so drift over time (caches warming, checkpoints, a neighbour on a
+shared host) spreads over all conditions instead of biasing one.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from wannabet.model import Condition, Experiment, Factor, Order, ScheduledSample
+
+
+def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
+    """The cartesian product of the factors' levels; one baseline condition without factors."""
+    if not factors:
+        return (Condition(levels=()),)
+    out = []
+    for combo in itertools.product(*(f.levels for f in factors)):
+        session_sql = tuple(
+            f.session_sql.replace("{level}", level)
+            for f, level in zip(factors, combo, strict=True)
+            if f.session_sql
+        )
+        system_sql = tuple(
+            f.system_sql.replace("{level}", level)
+            for f, level in zip(factors, combo, strict=True)
+            if f.system_sql
+        )
+        out.append(
+            Condition(
+                levels=tuple((f.name, level) for f, level in zip(factors, combo, strict=True)),
+                session_sql=session_sql,
+                system_sql=system_sql,
+            )
+        )
+    return tuple(out)
+
+
+def schedule(
+    n_conditions: int, samples: int, order: Order, seed: int
+) -> tuple[ScheduledSample, ...]:
+    """The run order of ``samples`` samples per condition.
+
+    ``randomized-blocks`` shuffles every block with ``random.Random(seed)``, ``blocks`` repeats the
+    declared order in every block, and ``sequential`` runs all samples of one condition before the
+    next (only sensible when conditions cannot be switched back and forth).
+    """
+    rng = random.Random(seed)
+    plan: list[ScheduledSample] = []
+    if order == "sequential":
+        for c in range(n_conditions):
+            for block in range(samples):
+                plan.append(ScheduledSample(len(plan), block, c))
+        return tuple(plan)
+    for block in range(samples):
+        indices = list(range(n_conditions))
+        if order == "randomized-blocks":
+            rng.shuffle(indices)
+        for c in indices:
+            plan.append(ScheduledSample(len(plan), block, c))
+    return tuple(plan)
+
+
+def experiment_schedule(experiment: Experiment) -> tuple[ScheduledSample, ...]:
+    plan = experiment.sampling
+    return schedule(len(conditions(experiment.factors)), plan.samples, plan.order, plan.seed)

@@ -1,0 +1,47 @@
+"""Durations as people write them: ``"5s"``, ``"500ms"``, ``"1m30s"``, ``"2h"``, or seconds."""
+
+from __future__ import annotations
+
+import re
+
+_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)")
+_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: object) -> float:
+    """Seconds in ``value``; raise ValueError with the accepted forms otherwise."""
+    if isinstance(value, bool):
+        raise ValueError(_hint(value))
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"{value!r} is negative; {_hint(value)}")
+        return float(value)
+    if not isinstance(value, str):
+        raise ValueError(_hint(value))
+    text = value.strip().replace(" ", "")
+    pos, total = 0, 0.0
+    for m in _PART.finditer(text):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if pos != len(text) or not text:
+        raise ValueError(_hint(value))
+    return total
+
+
+def format_duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
+    if seconds >= 60:
+        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+    if seconds >= 1 or seconds == 0:
+        return f"{seconds:g}s"
+    return f"{seconds * 1000:g}ms"
+
+
+def _hint(value: object) -> str:
+    return (
+        f'{value!r} is not a duration; write e.g. "5s", "500ms", "1m30s", "2h"'
+        " or a number of seconds"
+    )

@@ -1,0 +1,95 @@
+"""Types shared by every engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from wannabet.engine.program import Program
+from wannabet.model import OnError
+from wannabet.targets import Target
+
+#: index → name of the ``status`` column; 0 is success
+STATUS_NAMES: tuple[str, ...] = (
+    "ok",
+    "error",
+    "serialization",
+    "deadlock",
+    "lock",
+    "constraint",
+    "connection",
+    "script",
+)
+
+#: (committed so far, errors so far, seconds since the sample started, p99 latency in ms so far)
+Progress = Callable[[int, int, float, float], None]
+
+COLUMNS: tuple[tuple[str, type], ...] = (
+    ("session", np.int32),
+    ("txn_type", np.int16),
+    ("intended_start_ns", np.int64),
+    ("start_ns", np.int64),
+    ("end_ns", np.int64),
+    ("status", np.int8),
+    ("error_code", np.int32),
+    ("retries", np.int32),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRequest:
+    program: Program
+    sessions: int
+    session_sql: tuple[str, ...]
+    duration_ns: int  # 0: no time limit
+    max_transactions: int  # 0: no count limit
+    seed: int
+    on_error: OnError = "continue"
+    max_tries: int = 1
+    rate: float = 0.0  # 0: closed loop
+
+    def __post_init__(self) -> None:
+        if self.duration_ns <= 0 and self.max_transactions <= 0:
+            raise ValueError("a sample needs a duration or a transaction count")
+        if self.sessions < 1:
+            raise ValueError("a sample needs at least one session")
+
+
+@dataclass(frozen=True, slots=True)
+class SampleResult:
+    t0_ns: int
+    end_ns: int
+    columns: Mapping[str, np.ndarray]
+    error_codes: tuple[str, ...] = ()
+    error_messages: Mapping[str, str] = field(default_factory=dict)
+    sessions_lost: int = 0
+
+    def __post_init__(self) -> None:
+        lengths = {len(self.columns[name]) for name, _ in COLUMNS}
+        if len(lengths) != 1:
+            raise ValueError(f"engine returned columns of different lengths: {sorted(lengths)}")
+
+    @property
+    def count(self) -> int:
+        return len(self.columns["start_ns"])
+
+
+class Engine(Protocol):
+    """What the runner needs from a load engine."""
+
+    def execute(self, target: Target, sql: str) -> None:
+        """Run a batch of statements on one autocommit connection."""
+        ...
+
+    def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
+        """Run one statement and return its rows as text."""
+        ...
+
+    def run_sample(
+        self, target: Target, request: SampleRequest, progress: Progress | None = None
+    ) -> SampleResult:
+        """Run one sample; raise KeyboardInterrupt (data discarded) when the user presses Ctrl-C."""
+        ...

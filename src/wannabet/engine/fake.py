@@ -1,0 +1,82 @@
+"""An engine that talks to no database, for testing the runner's logic.
+
+It makes up transactions with seeded log-normal latencies, runs instantly, and can be told to
+fail or to be "interrupted" at a chosen sample, so the runner's bookkeeping can be checked
+without a server. It proves nothing about any database.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wannabet.engine.base import Progress, SampleRequest, SampleResult
+from wannabet.errors import ConnectError
+from wannabet.targets import Target
+
+
+@dataclass
+class FakeEngine:
+    transactions_per_sample: int = 200
+    median_latency_ms: float = 1.0
+    #: latency multiplier per session_sql text, to fake a factor that matters
+    slowdown: dict[str, float] = field(default_factory=dict)
+    interrupt_at_sample: int | None = None
+    unreachable: bool = False
+    executed: list[str] = field(default_factory=list)
+    samples_run: int = 0
+
+    def execute(self, target: Target, sql: str) -> None:
+        if self.unreachable:
+            raise ConnectError(f"cannot connect to {target.display}: connection refused")
+        self.executed.append(sql)
+
+    def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
+        if self.unreachable:
+            raise ConnectError(f"cannot connect to {target.display}: connection refused")
+        return [("fake 1.0",)]
+
+    def run_sample(
+        self, target: Target, request: SampleRequest, progress: Progress | None = None
+    ) -> SampleResult:
+        if self.unreachable:
+            raise ConnectError(f"cannot connect to {target.display}: connection refused")
+        if self.interrupt_at_sample is not None and self.samples_run == self.interrupt_at_sample:
+            raise KeyboardInterrupt
+        self.samples_run += 1
+        rng = np.random.default_rng(request.seed)
+        n = request.max_transactions or self.transactions_per_sample
+        factor = 1.0
+        for sql in request.session_sql:
+            factor *= self.slowdown.get(sql, 1.0)
+        latency = rng.lognormal(np.log(self.median_latency_ms * 1e6 * factor), 0.3, n).astype(
+            np.int64
+        )
+        session = (np.arange(n) % request.sessions).astype(np.int32)
+        t0 = time.time_ns()
+        start = np.empty(n, dtype=np.int64)
+        for s in range(request.sessions):
+            mask = session == s
+            lat = latency[mask]
+            start[mask] = t0 + np.concatenate(([0], np.cumsum(lat)[:-1]))
+        end = start + latency
+        weights = np.array([w for _, w, _ in request.program.transactions], dtype=float)
+        txn_type = rng.choice(len(weights), size=n, p=weights / weights.sum()).astype(np.int16)
+        if progress is not None:
+            progress(n, 0, (int(end.max()) - t0) / 1e9, float(np.percentile(latency, 99)) / 1e6)
+        return SampleResult(
+            t0_ns=t0,
+            end_ns=int(end.max()),
+            columns={
+                "session": session,
+                "txn_type": txn_type,
+                "intended_start_ns": start.copy(),
+                "start_ns": start,
+                "end_ns": end,
+                "status": np.zeros(n, dtype=np.int8),
+                "error_code": np.full(n, -1, dtype=np.int32),
+                "retries": np.zeros(n, dtype=np.int32),
+            },
+        )

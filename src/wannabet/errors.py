@@ -1,0 +1,93 @@
+"""The exceptions wannabet raises, and the one place they are defined.
+
+::
+
+    WannabetError
+    ├── SpecError            the experiment file is wrong (names file, key, line and the fix)
+    ├── TargetError          the database under test misbehaved
+    │   ├── ConnectError     cannot connect or authenticate
+    │   └── QueryError       a statement failed
+    ├── StoreError           the results file cannot be read or written
+    ├── ImportError_         a foreign result file is malformed
+    ├── AnalysisError        the data cannot answer the question asked
+    └── Interrupted          the user pressed Ctrl-C; finished samples are kept
+
+Every message is one line a user can act on. Driver errors are translated into these at one
+boundary (``raise ConnectError(...) from exc``), and messages never carry a password: see
+:func:`wannabet.targets.redact`.
+"""
+
+from __future__ import annotations
+
+
+class WannabetError(Exception):
+    """Base of every error wannabet reports to a user."""
+
+    exit_code = 1
+
+
+class SpecError(WannabetError):
+    """The experiment file is invalid."""
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        key: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.file = file
+        self.key = key
+        self.line = line
+        self.reason = message
+        where = file or "<experiment>"
+        if line is not None:
+            where += f":{line}"
+        if key:
+            where += f": {key}"
+        super().__init__(f"{where}: {message}")
+
+
+class TargetError(WannabetError):
+    """The database under test failed."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class ConnectError(TargetError):
+    """The target cannot be reached or refused the credentials."""
+
+
+class QueryError(TargetError):
+    """A statement sent to the target failed."""
+
+
+class StoreError(WannabetError):
+    """The results store cannot be opened, read or written."""
+
+    exit_code = 4
+
+
+class ImportError_(WannabetError):
+    """A foreign result file is malformed."""
+
+    exit_code = 2
+
+
+class AnalysisError(WannabetError):
+    """The data cannot answer the question that was asked."""
+
+    exit_code = 5
+
+
+class Interrupted(WannabetError):
+    """The user stopped the run; finished samples are kept."""
+
+    exit_code = 130

@@ -1,0 +1,203 @@
+"""The domain: experiments, workloads, scripts, factors and conditions as frozen values.
+
+Everything here is validated before it is built (see :mod:`wannabet.spec`), so the rest of the
+program can trust it. Only the standard library is imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# --- the script dialect: expressions -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IntLit:
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class FloatLit:
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class VarRef:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    op: Literal["+", "-", "*", "/", "%"]
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    function: str
+    args: tuple[Expr, ...]
+
+
+Expr = IntLit | FloatLit | VarRef | Neg | BinOp | Call
+
+# --- the script dialect: commands ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SetCommand:
+    """``\\set name expression``: evaluated by the engine before the statements that follow."""
+
+    variable: str
+    expr: Expr
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class SleepCommand:
+    """``\\sleep n [us|ms|s]``: think time, counted inside the transaction like pgbench does."""
+
+    expr: Expr
+    unit: Literal["us", "ms", "s"]
+    line: int
+
+    @property
+    def unit_ns(self) -> int:
+        return {"us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}[self.unit]
+
+
+@dataclass(frozen=True, slots=True)
+class SqlCommand:
+    """One SQL statement. ``:name`` placeholders are bound as parameters, never interpolated.
+
+    ``parts`` holds the literal SQL between placeholders and ``params`` the variable of each
+    placeholder, so ``parts[0] + P(params[0]) + parts[1] + ...`` rebuilds the statement for any
+    placeholder style ``P``.
+    """
+
+    text: str
+    parts: tuple[str, ...]
+    params: tuple[str, ...]
+    line: int
+
+    def render(self, style: Literal["dollar", "qmark"]) -> tuple[str, tuple[str, ...]]:
+        """The statement with native placeholders, and the variables in placeholder order.
+
+        A variable used twice gets one placeholder, so its value is bound once.
+        """
+        order: list[str] = []
+        pieces = [self.parts[0]]
+        for name, literal in zip(self.params, self.parts[1:], strict=True):
+            if name not in order:
+                order.append(name)
+            n = order.index(name) + 1
+            pieces.append(f"${n}" if style == "dollar" else f"?{n}")
+            pieces.append(literal)
+        return "".join(pieces), tuple(order)
+
+
+Command = SetCommand | SleepCommand | SqlCommand
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    text: str
+    commands: tuple[Command, ...]
+
+    @property
+    def statements(self) -> tuple[SqlCommand, ...]:
+        return tuple(c for c in self.commands if isinstance(c, SqlCommand))
+
+
+# --- the experiment ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    name: str
+    weight: int
+    script: Script
+
+
+OnError = Literal["continue", "abort"]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    sessions: int
+    transactions: tuple[Transaction, ...]
+    variables: tuple[tuple[str, int | float], ...] = ()
+    session_sql: tuple[str, ...] = ()
+    rate: float | None = None
+    on_error: OnError = "continue"
+    max_tries: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Factor:
+    name: str
+    levels: tuple[str, ...]
+    session_sql: str | None = None
+    system_sql: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One combination of factor levels; the unit every sample is run under."""
+
+    levels: tuple[tuple[str, str], ...]
+    session_sql: tuple[str, ...] = ()
+    system_sql: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        if not self.levels:
+            return "baseline"
+        return ",".join(f"{factor}={level}" for factor, level in self.levels)
+
+
+Order = Literal["randomized-blocks", "blocks", "sequential"]
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingPlan:
+    samples: int = 10
+    duration_s: float | None = 5.0
+    transactions: int | None = None
+    warmup_s: float = 1.0
+    cooldown_s: float = 0.0
+    order: Order = "randomized-blocks"
+    seed: int = 42
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    sql: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Experiment:
+    name: str
+    workload: Workload
+    sampling: SamplingPlan
+    description: str = ""
+    target: str | None = None
+    setup: Setup = field(default_factory=Setup)
+    factors: tuple[Factor, ...] = ()
+    source_path: str | None = None
+    source_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledSample:
+    """One entry of the run order: which condition, in which block, at which position."""
+
+    position: int
+    block: int
+    condition_index: int

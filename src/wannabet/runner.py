@@ -1,0 +1,254 @@
+"""Orchestrates one run: design × engine → store, with progress and clean interruption.
+
+The order of events, and why:
+
+1. Connect to the target and record its version and settings. An unreachable target fails here,
+   before any run is written, so no half-made run is left behind.
+2. Write the run as ``running``; run the setup SQL once.
+3. For every scheduled sample: apply the condition's ``system_sql`` when the condition changes,
+   run the sample (each session applies the ``session_sql``), write it in one transaction.
+4. Close the run as ``complete``, ``interrupted`` (Ctrl-C) or ``failed``. Samples written before
+   an interruption or failure stay readable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from wannabet import design
+from wannabet.engine.base import Engine, SampleRequest, SampleResult
+from wannabet.engine.program import compile_program
+from wannabet.environment import client_environment, server_environment, tool_version
+from wannabet.errors import Interrupted, QueryError, WannabetError
+from wannabet.model import Condition, Experiment, ScheduledSample
+from wannabet.script import split_sql
+from wannabet.store import ConditionRow, SampleRow, Store
+from wannabet.targets import Target
+
+
+class RunObserver(Protocol):
+    """Receives progress; the CLI draws it, tests record it."""
+
+    def run_started(
+        self, run_id: int, conditions: Sequence[Condition], plan: Sequence[ScheduledSample]
+    ) -> None: ...
+
+    def sample_started(self, sample: ScheduledSample, condition: Condition) -> None: ...
+
+    def sample_progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None: ...
+
+    def sample_finished(
+        self, sample: ScheduledSample, result: SampleResult, tps: float
+    ) -> None: ...
+
+
+class SilentObserver:
+    def run_started(
+        self, run_id: int, conditions: Sequence[Condition], plan: Sequence[ScheduledSample]
+    ) -> None:
+        pass
+
+    def sample_started(self, sample: ScheduledSample, condition: Condition) -> None:
+        pass
+
+    def sample_progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
+        pass
+
+    def sample_finished(self, sample: ScheduledSample, result: SampleResult, tps: float) -> None:
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    run_id: int
+    status: str
+    samples: int
+
+
+def with_overrides(
+    experiment: Experiment,
+    *,
+    samples: int | None = None,
+    duration_s: float | None = None,
+    warmup_s: float | None = None,
+    sessions: int | None = None,
+    seed: int | None = None,
+) -> Experiment:
+    """The experiment with command-line overrides applied."""
+    sampling = experiment.sampling
+    if samples is not None:
+        sampling = dataclasses.replace(sampling, samples=samples)
+    if duration_s is not None:
+        sampling = dataclasses.replace(sampling, duration_s=duration_s)
+    if warmup_s is not None:
+        sampling = dataclasses.replace(sampling, warmup_s=warmup_s)
+    if seed is not None:
+        sampling = dataclasses.replace(sampling, seed=seed)
+    workload = experiment.workload
+    if sessions is not None:
+        workload = dataclasses.replace(workload, sessions=sessions)
+    return dataclasses.replace(experiment, sampling=sampling, workload=workload)
+
+
+def sample_seed(seed: int, position: int) -> int:
+    """A distinct, reproducible engine seed for every sample of a run."""
+    return (seed * 1_000_003 + position * 7_919 + 1) % (2**63)
+
+
+def run_experiment(
+    experiment: Experiment,
+    *,
+    target: Target,
+    store: Store,
+    engine: Engine,
+    observer: RunObserver | None = None,
+    fresh_target: bool = False,
+) -> RunOutcome:
+    """Run every sample of ``experiment`` against ``target`` and store the results.
+
+    Parameters
+    ----------
+    fresh_target
+        Delete the SQLite target file first (used for the default target, which wannabet owns).
+
+    Raises
+    ------
+    ConnectError
+        The target is unreachable; nothing was written.
+    Interrupted
+        Ctrl-C; the run is marked ``interrupted`` and finished samples are kept.
+    WannabetError
+        Anything else that stopped the run; it is marked ``failed``.
+    """
+    observer = observer or SilentObserver()
+    if fresh_target and target.path is not None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            target.path.with_name(target.path.name + suffix).unlink(missing_ok=True)
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+    conditions = design.conditions(experiment.factors)
+    sampling = experiment.sampling
+    plan = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
+    program = compile_program(experiment.workload, target.placeholder_style)
+
+    environment = client_environment() | server_environment(engine, target)
+    workload = experiment.workload
+    settings = {
+        "sessions": workload.sessions,
+        "samples": sampling.samples,
+        "duration_s": sampling.duration_s,
+        "transactions_per_sample": sampling.transactions,
+        "warmup_s": sampling.warmup_s,
+        "cooldown_s": sampling.cooldown_s,
+        "order": sampling.order,
+        "seed": sampling.seed,
+        "rate": workload.rate,
+        "on_error": workload.on_error,
+        "max_tries": workload.max_tries,
+        "schedule": [[s.block, s.condition_index] for s in plan],
+    }
+    run_id = store.create_run(
+        name=experiment.name,
+        kind="run",
+        description=experiment.description,
+        source=experiment.source_path,
+        spec_text=experiment.source_text,
+        target=target.display,
+        target_kind=target.kind,
+        seed=sampling.seed,
+        tool_version=tool_version(),
+        settings=settings,
+        environment=environment,
+        conditions=[
+            ConditionRow(i, c.label, dict(c.levels), c.session_sql, c.system_sql)
+            for i, c in enumerate(conditions)
+        ],
+        transaction_types=[(t.name, t.weight, t.script.text) for t in workload.transactions],
+    )
+    observer.run_started(run_id, conditions, plan)
+    done = 0
+    try:
+        if experiment.setup.sql:
+            _execute_all(engine, target, experiment.setup.sql, "setup.sql")
+        warmup_ns = int(sampling.warmup_s * 1e9)
+        duration_ns = int(sampling.duration_s * 1e9) + warmup_ns if sampling.duration_s else 0
+        previous: int | None = None
+        for scheduled in plan:
+            condition = conditions[scheduled.condition_index]
+            if scheduled.condition_index != previous:
+                for sql in condition.system_sql:
+                    _execute_all(engine, target, sql, f"system_sql of {condition.label}")
+                previous = scheduled.condition_index
+            observer.sample_started(scheduled, condition)
+            request = SampleRequest(
+                program=program,
+                sessions=workload.sessions,
+                session_sql=workload.session_sql + condition.session_sql,
+                duration_ns=duration_ns,
+                max_transactions=sampling.transactions or 0,
+                seed=sample_seed(sampling.seed, scheduled.position),
+                on_error=workload.on_error,
+                max_tries=workload.max_tries,
+                rate=workload.rate or 0.0,
+            )
+            result = engine.run_sample(target, request, observer.sample_progress)
+            row = SampleRow(
+                sample_id=scheduled.position,
+                condition_id=scheduled.condition_index,
+                block=scheduled.block,
+                position=scheduled.position,
+                t0_ns=result.t0_ns,
+                measure_start_ns=result.t0_ns + warmup_ns,
+                end_ns=result.end_ns,
+                warmup_s=sampling.warmup_s,
+                sessions_lost=result.sessions_lost,
+                error_messages=result.error_messages,
+            )
+            store.add_sample(run_id, row, result.columns, result.error_codes)
+            done += 1
+            window_s = max(result.end_ns - row.measure_start_ns, 1) / 1e9
+            ok = result.columns["status"] == 0
+            measured = result.columns["start_ns"] >= row.measure_start_ns
+            observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
+            if sampling.cooldown_s and scheduled is not plan[-1]:
+                time.sleep(sampling.cooldown_s)
+    except KeyboardInterrupt:
+        store.finish_run(run_id, "interrupted", f"interrupted by the user after {done} samples")
+        raise Interrupted(
+            f"interrupted: run {run_id} kept {done} finished sample{'s' if done != 1 else ''}"
+        ) from None
+    except WannabetError as exc:
+        store.finish_run(run_id, "failed", str(exc))
+        raise
+    except BaseException as exc:
+        store.finish_run(run_id, "failed", f"{type(exc).__name__}: {exc}")
+        raise
+    store.finish_run(run_id, "complete")
+    return RunOutcome(run_id=run_id, status="complete", samples=done)
+
+
+def _execute_all(engine: Engine, target: Target, sql: str, where: str) -> None:
+    """Run a SQL batch statement by statement, so errors name the statement that failed.
+
+    Statement by statement also lets PostgreSQL run commands that refuse to run inside the
+    implicit transaction of a multi-statement query (ALTER SYSTEM, VACUUM, CREATE DATABASE).
+    SQLite batches run whole, so an explicit BEGIN ... COMMIT in them spans the batch.
+    """
+    if target.kind == "sqlite":
+        try:
+            engine.execute(target, sql)
+        except QueryError as exc:
+            raise QueryError(f"{where} failed: {exc}", code=exc.code) from None
+        return
+    statements = split_sql(sql)
+    for index, statement in enumerate(statements, start=1):
+        try:
+            engine.execute(target, statement)
+        except QueryError as exc:
+            first = statement.strip().split("\n", 1)[0][:60]
+            raise QueryError(
+                f"{where}, statement {index} ({first!r}) failed: {exc}", code=exc.code
+            ) from None

@@ -1,0 +1,387 @@
+"""The pgbench-compatible script dialect: text → :class:`wannabet.model.Script`.
+
+Supported, as in pgbench:
+
+- ``\\set name expression`` with integer and float arithmetic (``+ - * / %``, parentheses,
+  unary minus) and the functions in :data:`FUNCTIONS`;
+- ``\\sleep n [us|ms|s]`` for think time;
+- SQL statements ending with ``;`` (several per transaction, explicit ``BEGIN``/``COMMIT``
+  allowed), with ``:name`` placeholders that become bound parameters.
+
+Errors are :class:`ScriptError` with a line number relative to the script; :mod:`wannabet.spec`
+turns them into file lines.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from wannabet.model import (
+    BinOp,
+    Call,
+    Command,
+    Expr,
+    FloatLit,
+    IntLit,
+    Neg,
+    Script,
+    SetCommand,
+    SleepCommand,
+    SqlCommand,
+    VarRef,
+)
+
+#: function name → (minimum, maximum) number of arguments (None: no maximum)
+FUNCTIONS: dict[str, tuple[int, int | None]] = {
+    "random": (2, 2),
+    "random_gaussian": (3, 3),
+    "random_exponential": (3, 3),
+    "random_zipfian": (3, 3),
+    "abs": (1, 1),
+    "least": (1, None),
+    "greatest": (1, None),
+    "int": (1, 1),
+    "double": (1, 1),
+    "sqrt": (1, 1),
+}
+
+META_COMMANDS = ("set", "sleep")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_TOKEN = re.compile(
+    r"\s*(?:(?P<float>\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\.\d+(?:[eE][-+]?\d+)?)"
+    r"|(?P<int>\d+)|:(?P<var>[A-Za-z0-9_]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<op>[-+*/%(),]))"
+)
+
+
+class ScriptError(ValueError):
+    """A script is malformed; ``line`` counts from 1 at the script's first line."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
+    """Parse a transaction script.
+
+    Parameters
+    ----------
+    text
+        The script, as written in the experiment file.
+    known_variables
+        Variables defined outside the script (workload variables, ``client_id``, ``scale``).
+
+    Raises
+    ------
+    ScriptError
+        On an unknown meta-command, a malformed expression, an unknown variable, or a script
+        without any SQL statement.
+    """
+    defined = set(known_variables)
+    commands: list[Command] = []
+    sql_buffer: list[str] = []
+    sql_start = 0
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        lineno = i + 1
+        raw = lines[i]
+        stripped = raw.strip()
+        if not sql_buffer and stripped.startswith("\\"):
+            # Meta-commands end at the end of the line, unless it ends with a backslash.
+            while raw.rstrip().endswith("\\") and i + 1 < len(lines) and raw.strip() != "\\":
+                i += 1
+                raw = raw.rstrip()[:-1] + " " + lines[i]
+            commands.append(_parse_meta(raw.strip(), lineno, defined))
+            i += 1
+            continue
+        if not sql_buffer:
+            if not stripped or stripped.startswith("--"):
+                i += 1
+                continue
+            sql_start = lineno
+        sql_buffer.append(raw)
+        statements, rest = split_statements("\n".join(sql_buffer))
+        for statement in statements:
+            commands.append(_parse_sql(statement, sql_start, defined))
+        sql_buffer = [rest] if rest.strip() and not _only_comments(rest) else []
+        if statements and sql_buffer:
+            sql_start = lineno
+        i += 1
+    if sql_buffer:
+        # The last statement may omit its semicolon, as pgbench allows.
+        commands.append(_parse_sql("\n".join(sql_buffer).strip(), sql_start, defined))
+    if not any(isinstance(c, SqlCommand) for c in commands):
+        raise ScriptError("the script has no SQL statement; add at least one, ending with ;", 1)
+    return Script(text=text, commands=tuple(commands))
+
+
+def _only_comments(text: str) -> bool:
+    return all(not ln.strip() or ln.strip().startswith("--") for ln in text.split("\n"))
+
+
+def _parse_meta(line: str, lineno: int, defined: set[str]) -> Command:
+    word, _, rest = line[1:].partition(" ")
+    word = word.strip()
+    rest = rest.strip()
+    if word == "set":
+        name, _, expr_text = rest.partition(" ")
+        if not _NAME.fullmatch(name):
+            raise ScriptError(
+                f"\\set needs a variable name and an expression, e.g. '\\set id random(1, 1000)'"
+                f" (got {line!r})",
+                lineno,
+            )
+        if not expr_text.strip():
+            raise ScriptError(f"\\set {name} needs an expression after the name", lineno)
+        value_expr = _ExprParser(expr_text, lineno, defined).parse()
+        defined.add(name)
+        return SetCommand(variable=name, expr=value_expr, line=lineno)
+    if word == "sleep":
+        parts = rest.split()
+        if not parts or len(parts) > 2:
+            raise ScriptError(
+                "\\sleep needs a duration and an optional unit: \\sleep 10 ms", lineno
+            )
+        unit = parts[1] if len(parts) == 2 else "s"
+        if unit not in ("us", "ms", "s"):
+            raise ScriptError(f"\\sleep unit {unit!r} is not one of us, ms, s", lineno)
+        value = parts[0]
+        if value.startswith(":"):
+            expr: Expr = VarRef(_known(value[1:], lineno, defined))
+        elif value.isdigit():
+            expr = IntLit(int(value))
+        else:
+            raise ScriptError(f"\\sleep takes an integer or a :variable, not {value!r}", lineno)
+        return SleepCommand(expr=expr, unit=unit, line=lineno)  # type: ignore[arg-type]
+    hint = difflib.get_close_matches(word, META_COMMANDS, n=1)
+    suggestion = f"; did you mean \\{hint[0]}?" if hint else ""
+    raise ScriptError(
+        f"unknown meta-command \\{word} (supported: \\set, \\sleep){suggestion}", lineno
+    )
+
+
+def _known(name: str, lineno: int, defined: set[str]) -> str:
+    if name not in defined:
+        hint = difflib.get_close_matches(name, sorted(defined), n=1)
+        suggestion = f"; did you mean :{hint[0]}?" if hint else ""
+        raise ScriptError(
+            f"unknown variable :{name}: set it with \\set before use or define it in"
+            f" [workload.variables]{suggestion}",
+            lineno,
+        )
+    return name
+
+
+class _ExprParser:
+    """Recursive descent over pgbench's expression grammar (a useful subset of it)."""
+
+    def __init__(self, text: str, lineno: int, defined: set[str]) -> None:
+        self.lineno = lineno
+        self.defined = defined
+        self.text = text
+        self.tokens = self._tokenize(text)
+        self.pos = 0
+
+    def _tokenize(self, text: str) -> list[tuple[str, str]]:
+        tokens: list[tuple[str, str]] = []
+        pos = 0
+        while pos < len(text):
+            if text[pos:].strip() == "":
+                break
+            m = _TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                bad = text[pos:].strip()[:20]
+                raise ScriptError(f"cannot read the expression at {bad!r}", self.lineno)
+            kind = m.lastgroup
+            assert kind is not None
+            tokens.append((kind, m.group(kind)))
+            pos = m.end()
+        return tokens
+
+    def parse(self) -> Expr:
+        expr = self._sum()
+        if self.pos != len(self.tokens):
+            raise ScriptError(
+                f"unexpected {self.tokens[self.pos][1]!r} in expression {self.text.strip()!r}",
+                self.lineno,
+            )
+        return expr
+
+    def _peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _take(self, value: str) -> bool:
+        tok = self._peek()
+        if tok and tok[0] == "op" and tok[1] == value:
+            self.pos += 1
+            return True
+        return False
+
+    def _sum(self) -> Expr:
+        left = self._product()
+        while (tok := self._peek()) and tok[0] == "op" and tok[1] in "+-":
+            self.pos += 1
+            left = BinOp(tok[1], left, self._product())  # type: ignore[arg-type]
+        return left
+
+    def _product(self) -> Expr:
+        left = self._unary()
+        while (tok := self._peek()) and tok[0] == "op" and tok[1] in "*/%":
+            self.pos += 1
+            left = BinOp(tok[1], left, self._unary())  # type: ignore[arg-type]
+        return left
+
+    def _unary(self) -> Expr:
+        if self._take("-"):
+            operand = self._unary()
+            if isinstance(operand, IntLit):
+                return IntLit(-operand.value)
+            if isinstance(operand, FloatLit):
+                return FloatLit(-operand.value)
+            return Neg(operand)
+        if self._take("+"):
+            return self._unary()
+        return self._primary()
+
+    def _primary(self) -> Expr:
+        tok = self._peek()
+        if tok is None:
+            raise ScriptError(f"the expression {self.text.strip()!r} ends too early", self.lineno)
+        kind, value = tok
+        self.pos += 1
+        if kind == "int":
+            return IntLit(int(value))
+        if kind == "float":
+            return FloatLit(float(value))
+        if kind == "var":
+            return VarRef(_known(value, self.lineno, self.defined))
+        if kind == "name":
+            return self._call(value)
+        if value == "(":
+            inner = self._sum()
+            if not self._take(")"):
+                raise ScriptError(f"missing ) in expression {self.text.strip()!r}", self.lineno)
+            return inner
+        raise ScriptError(f"unexpected {value!r} in expression {self.text.strip()!r}", self.lineno)
+
+    def _call(self, name: str) -> Expr:
+        if name not in FUNCTIONS:
+            hint = difflib.get_close_matches(name, FUNCTIONS, n=1)
+            suggestion = f"; did you mean {hint[0]}()?" if hint else ""
+            raise ScriptError(
+                f"unknown function {name}() (supported: {', '.join(FUNCTIONS)}){suggestion}"
+                if not hint
+                else f"unknown function {name}(){suggestion}",
+                self.lineno,
+            )
+        if not self._take("("):
+            raise ScriptError(f"{name} is a function: write {name}(...)", self.lineno)
+        args: list[Expr] = []
+        if not self._take(")"):
+            args.append(self._sum())
+            while self._take(","):
+                args.append(self._sum())
+            if not self._take(")"):
+                raise ScriptError(f"missing ) after the arguments of {name}()", self.lineno)
+        low, high = FUNCTIONS[name]
+        if len(args) < low or (high is not None and len(args) > high):
+            want = f"{low}" if low == high else f"at least {low}"
+            raise ScriptError(
+                f"{name}() takes {want} argument{'s' if low != 1 else ''}, got {len(args)}",
+                self.lineno,
+            )
+        _check_literal_parameters(name, args, self.lineno)
+        return Call(name, tuple(args))
+
+
+def _check_literal_parameters(name: str, args: list[Expr], lineno: int) -> None:
+    """Catch out-of-range constant parameters now rather than as failed transactions later."""
+    values = [a.value if isinstance(a, IntLit | FloatLit) else None for a in args]
+    low, high = values[0], values[1] if len(values) > 1 else None
+    if name.startswith("random") and low is not None and high is not None and low > high:
+        raise ScriptError(f"{name}(): the lower bound {low} exceeds {high}", lineno)
+    if len(values) < 3 or values[2] is None:
+        return
+    p = values[2]
+    if name == "random_gaussian" and p < 2.0:
+        raise ScriptError(f"random_gaussian() parameter must be at least 2.0, got {p}", lineno)
+    if name == "random_exponential" and p <= 0:
+        raise ScriptError(f"random_exponential() parameter must be positive, got {p}", lineno)
+    if name == "random_zipfian" and not 1.001 <= p <= 1000:
+        raise ScriptError(
+            f"random_zipfian() parameter must be between 1.001 and 1000, got {p}", lineno
+        )
+
+
+def split_sql(text: str) -> list[str]:
+    """The statements of a SQL batch, split at semicolons outside quotes and comments."""
+    statements, rest = split_statements(text)
+    if rest.strip() and not _only_comments(rest):
+        statements.append(rest.strip())
+    return statements
+
+
+def split_statements(text: str) -> tuple[list[str], str]:
+    """Split complete ``;``-terminated statements off ``text``; return them and the remainder.
+
+    Semicolons inside quotes, dollar quotes and comments do not end a statement.
+    """
+    statements: list[str] = []
+    start = 0
+    for end in _scan(text, want=";"):
+        statement = text[start:end].strip()
+        if statement and not _only_comments(statement):
+            statements.append(statement)
+        start = end + 1
+    return statements, text[start:]
+
+
+def _scan(text: str, *, want: str) -> Iterable[int]:
+    """Yield the offsets of ``want`` characters that are outside quotes and comments."""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            close = text.find(c, i + 1)
+            i = n if close < 0 else close + 1
+            continue
+        if text.startswith("--", i):
+            close = text.find("\n", i)
+            i = n if close < 0 else close + 1
+            continue
+        if text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close < 0 else close + 2
+            continue
+        if c == "$":
+            m = re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", text[i:])
+            if m:
+                tag = m.group(0)
+                close = text.find(tag, i + len(tag))
+                i = n if close < 0 else close + len(tag)
+                continue
+        if c == want:
+            yield i
+        i += 1
+
+
+def _parse_sql(statement: str, lineno: int, defined: set[str]) -> SqlCommand:
+    parts: list[str] = []
+    params: list[str] = []
+    last = 0
+    for pos in _scan(statement, want=":"):
+        if statement.startswith("::", pos) or (pos > 0 and statement[pos - 1] == ":"):
+            continue  # a PostgreSQL cast, not a placeholder
+        m = re.match(r"[A-Za-z0-9_]+", statement[pos + 1 :])
+        if not m:
+            continue
+        line = lineno + statement.count("\n", 0, pos)
+        params.append(_known(m.group(0), line, defined))
+        parts.append(statement[last:pos])
+        last = pos + 1 + m.end()
+    parts.append(statement[last:])
+    return SqlCommand(text=statement, parts=tuple(parts), params=tuple(params), line=lineno)

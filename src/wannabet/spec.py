@@ -1,0 +1,422 @@
+"""Experiment files (TOML) → :class:`wannabet.model.Experiment`, with errors a user can act on.
+
+Every error names the file, the key and, where it can be found, the line, and says how to fix
+the problem. See ``docs/experiment-file.md`` for the format.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from wannabet.durations import parse_duration
+from wannabet.errors import SpecError
+from wannabet.model import (
+    Experiment,
+    Factor,
+    SamplingPlan,
+    Setup,
+    Transaction,
+    Workload,
+)
+from wannabet.script import ScriptError, parse_script
+
+#: variables every script may use without defining them, as in pgbench
+PREDEFINED_VARIABLES = {"client_id": None, "scale": 1}
+
+_TOP_KEYS = ("name", "description", "target", "setup", "workload", "factors", "sampling")
+_SETUP_KEYS = ("sql",)
+_WORKLOAD_KEYS = (
+    "sessions",
+    "transactions",
+    "variables",
+    "session_sql",
+    "rate",
+    "on_error",
+    "max_tries",
+)
+_TRANSACTION_KEYS = ("name", "weight", "script")
+_FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql")
+_SAMPLING_KEYS = ("samples", "duration", "transactions", "warmup", "cooldown", "order", "seed")
+_ORDERS = ("randomized-blocks", "blocks", "sequential")
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and validate an experiment file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError("no such file; check the path", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read the file: {exc}", file=str(path)) from None
+    return parse_experiment(text, file=str(path))
+
+
+def parse_experiment(text: str, *, file: str = "<experiment>") -> Experiment:
+    """Validate the text of an experiment file and build the frozen model."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        line = int(m.group(1)) if m else None
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        if "Unescaped '\\'" in reason:
+            reason += (
+                '; in a """ string a backslash starts an escape: write scripts as literal'
+                " strings ('''...''') so that \\set and \\sleep stay as written"
+            )
+        raise SpecError(f"not valid TOML: {reason}", file=file, line=line) from None
+    return _Reader(text, file).experiment(data)
+
+
+class _Reader:
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+        self.locator = _KeyLocator(text)
+
+    def fail(self, key: str, message: str, *, line: int | None = None) -> SpecError:
+        return SpecError(message, file=self.file, key=key, line=line or self.locator.line(key))
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def check_keys(self, table: Mapping[str, Any], allowed: tuple[str, ...], prefix: str) -> None:
+        for key in table:
+            if key not in allowed:
+                full = f"{prefix}.{key}" if prefix else key
+                hint = difflib.get_close_matches(key, allowed, n=1)
+                advice = f"did you mean {hint[0]!r}?" if hint else f"allowed: {', '.join(allowed)}"
+                raise self.fail(full, f"unknown key; {advice}")
+
+    def table(self, data: Mapping[str, Any], key: str, prefix: str) -> Mapping[str, Any]:
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            full = f"{prefix}.{key}" if prefix else key
+            raise self.fail(full, f"must be a table, e.g. [{full}]")
+        return value
+
+    def string(
+        self, data: Mapping[str, Any], key: str, full: str, *, required: bool = False
+    ) -> Any:
+        value = data.get(key)
+        if value is None:
+            if required:
+                raise self.fail(full, f'is required; add {key} = "..."')
+            return None
+        if not isinstance(value, str):
+            raise self.fail(full, f"must be a string, not {_type(value)}")
+        return value
+
+    def integer(
+        self, data: Mapping[str, Any], key: str, full: str, default: int, *, minimum: int
+    ) -> int:
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(full, f"must be a whole number, not {_type(value)}")
+        if value < minimum:
+            raise self.fail(full, f"must be at least {minimum}, got {value}")
+        return value
+
+    def duration(self, data: Mapping[str, Any], key: str, full: str, default: float) -> float:
+        if key not in data:
+            return default
+        try:
+            return parse_duration(data[key])
+        except ValueError as exc:
+            raise self.fail(full, str(exc)) from None
+
+    # -- sections ---------------------------------------------------------------------------------
+
+    def experiment(self, data: Mapping[str, Any]) -> Experiment:
+        self.check_keys(data, _TOP_KEYS, "")
+        name = self.string(data, "name", "name", required=True)
+        if not name.strip():
+            raise self.fail("name", "must not be empty")
+        setup = self.table(data, "setup", "")
+        self.check_keys(setup, _SETUP_KEYS, "setup")
+        if "workload" not in data:
+            raise SpecError(
+                "missing [workload]; add a [workload] table with sessions and"
+                " [[workload.transactions]]",
+                file=self.file,
+                key="workload",
+            )
+        workload = self.workload(self.table(data, "workload", ""))
+        factors = self.factors(data.get("factors", []))
+        sampling = self.sampling(self.table(data, "sampling", ""))
+        target = self.string(data, "target", "target")
+        return Experiment(
+            name=name,
+            description=self.string(data, "description", "description") or "",
+            target=target,
+            setup=Setup(sql=self.string(setup, "sql", "setup.sql")),
+            workload=workload,
+            factors=factors,
+            sampling=sampling,
+            source_path=self.file,
+            source_text=self.text,
+        )
+
+    def workload(self, data: Mapping[str, Any]) -> Workload:
+        self.check_keys(data, _WORKLOAD_KEYS, "workload")
+        sessions = self.integer(data, "sessions", "workload.sessions", 1, minimum=1)
+        variables = self.variables(data.get("variables", {}))
+        known = set(PREDEFINED_VARIABLES) | {name for name, _ in variables}
+        raw = data.get("transactions")
+        if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
+            raise self.fail(
+                "workload.transactions",
+                "needs at least one [[workload.transactions]] table with name and script",
+            )
+        transactions: list[Transaction] = []
+        for index, entry in enumerate(raw):
+            key = f"workload.transactions[{index}]"
+            self.check_keys(entry, _TRANSACTION_KEYS, key)
+            tname = self.string(entry, "name", f"{key}.name") or f"t{index + 1}"
+            if any(t.name == tname for t in transactions):
+                raise self.fail(
+                    f"{key}.name", f"duplicate transaction name {tname!r}; names must be unique"
+                )
+            weight = entry.get("weight", 1)
+            if isinstance(weight, bool) or not isinstance(weight, int) or weight <= 0:
+                raise self.fail(f"{key}.weight", f"must be a whole number > 0, got {weight!r}")
+            script_text = self.string(entry, "script", f"{key}.script", required=True)
+            try:
+                script = parse_script(script_text, known_variables=known)
+            except ScriptError as exc:
+                line = self.locator.value_line(f"{key}.script", exc.line)
+                raise self.fail(f"{key}.script", str(exc), line=line) from None
+            transactions.append(Transaction(name=tname, weight=weight, script=script))
+        rate = data.get("rate")
+        if rate is not None and (
+            isinstance(rate, bool) or not isinstance(rate, int | float) or rate <= 0
+        ):
+            raise self.fail(
+                "workload.rate", f"must be a number of transactions per second > 0, got {rate!r}"
+            )
+        on_error = data.get("on_error", "continue")
+        if on_error not in ("continue", "abort"):
+            raise self.fail("workload.on_error", f'must be "continue" or "abort", got {on_error!r}')
+        return Workload(
+            sessions=sessions,
+            transactions=tuple(transactions),
+            variables=variables,
+            session_sql=self.sql_list(data, "session_sql", "workload.session_sql"),
+            rate=float(rate) if rate is not None else None,
+            on_error=on_error,
+            max_tries=self.integer(data, "max_tries", "workload.max_tries", 1, minimum=1),
+        )
+
+    def variables(self, raw: Any) -> tuple[tuple[str, int | float], ...]:
+        if not isinstance(raw, dict):
+            raise self.fail("workload.variables", "must be a table of name = number")
+        out = []
+        for name, value in raw.items():
+            key = f"workload.variables.{name}"
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise self.fail(key, "variable names use letters, digits and _ only")
+            if name == "client_id":
+                raise self.fail(
+                    key, "client_id is set by the engine to the session number; pick another name"
+                )
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise self.fail(key, f"must be a number, not {_type(value)}")
+            out.append((name, value))
+        return tuple(out)
+
+    def sql_list(self, data: Mapping[str, Any], key: str, full: str) -> tuple[str, ...]:
+        value = data.get(key)
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise self.fail(full, "must be a string or a list of strings")
+
+    def factors(self, raw: Any) -> tuple[Factor, ...]:
+        if not isinstance(raw, list) or not all(isinstance(f, dict) for f in raw):
+            raise self.fail("factors", "must be an array of tables: [[factors]]")
+        factors: list[Factor] = []
+        for index, entry in enumerate(raw):
+            key = f"factors[{index}]"
+            self.check_keys(entry, _FACTOR_KEYS, key)
+            name = self.string(entry, "name", f"{key}.name", required=True)
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
+                raise self.fail(f"{key}.name", f"{name!r}: use letters, digits, _ . - only")
+            if any(f.name == name for f in factors):
+                raise self.fail(f"{key}.name", f"duplicate factor name {name!r}")
+            levels = entry.get("levels")
+            if not isinstance(levels, list) or not levels:
+                raise self.fail(
+                    f"{key}.levels", 'needs a non-empty list, e.g. levels = ["on", "off"]'
+                )
+            labels: list[str] = []
+            for level in levels:
+                if isinstance(level, dict | list):
+                    raise self.fail(
+                        f"{key}.levels", f"levels are strings or numbers, not {_type(level)}"
+                    )
+                label = _level_text(level)
+                if label in labels:
+                    raise self.fail(f"{key}.levels", f"level {label!r} appears twice")
+                labels.append(label)
+            session_sql = self.string(entry, "session_sql", f"{key}.session_sql")
+            system_sql = self.string(entry, "system_sql", f"{key}.system_sql")
+            if session_sql is None and system_sql is None:
+                raise self.fail(
+                    key,
+                    f"factor {name!r} changes nothing;"
+                    " give session_sql or system_sql using {level}",
+                )
+            for field_name, sql in (("session_sql", session_sql), ("system_sql", system_sql)):
+                if sql is not None and len(labels) > 1 and "{level}" not in sql:
+                    raise self.fail(
+                        f"{key}.{field_name}",
+                        "does not use {level}, so every level would run the same SQL",
+                    )
+            factors.append(
+                Factor(
+                    name=name, levels=tuple(labels), session_sql=session_sql, system_sql=system_sql
+                )
+            )
+        return tuple(factors)
+
+    def sampling(self, data: Mapping[str, Any]) -> SamplingPlan:
+        self.check_keys(data, _SAMPLING_KEYS, "sampling")
+        samples = self.integer(data, "samples", "sampling.samples", 10, minimum=1)
+        transactions = data.get("transactions")
+        if transactions is not None and (
+            isinstance(transactions, bool) or not isinstance(transactions, int) or transactions < 1
+        ):
+            raise self.fail(
+                "sampling.transactions", f"must be a whole number ≥ 1, got {transactions!r}"
+            )
+        duration: float | None = self.duration(data, "duration", "sampling.duration", 5.0)
+        if transactions is not None and "duration" not in data:
+            duration = None
+        if duration is not None and duration <= 0:
+            raise self.fail("sampling.duration", "must be longer than 0s")
+        order = data.get("order", "randomized-blocks")
+        if order not in _ORDERS:
+            hint = difflib.get_close_matches(str(order), _ORDERS, n=1)
+            advice = f"did you mean {hint[0]!r}?" if hint else f"use one of {', '.join(_ORDERS)}"
+            raise self.fail("sampling.order", f"unknown order {order!r}; {advice}")
+        seed = data.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise self.fail("sampling.seed", f"must be a whole number ≥ 0, got {seed!r}")
+        if seed is None:
+            import secrets
+
+            seed = secrets.randbelow(2**31)
+        return SamplingPlan(
+            samples=samples,
+            duration_s=duration,
+            transactions=transactions,
+            warmup_s=self.duration(data, "warmup", "sampling.warmup", 1.0),
+            cooldown_s=self.duration(data, "cooldown", "sampling.cooldown", 0.0),
+            order=order,
+            seed=seed,
+        )
+
+
+def _level_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _type(value: Any) -> str:
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
+
+
+class _KeyLocator:
+    """Finds the line of a dotted key such as ``workload.transactions[1].script`` in TOML text.
+
+    tomllib keeps no positions, so this follows table headers and key assignments, skipping the
+    inside of multi-line strings. It is a best effort: a key it cannot find gets no line.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.entries: list[tuple[str, int, int]] = []  # (dotted key, line, value start line)
+        counts: dict[str, int] = {}
+        table = ""
+        lines = text.split("\n")
+        i = 0
+        while i < len(lines):
+            stripped = lines[i].strip()
+            lineno = i + 1
+            header = re.fullmatch(r"\[\[\s*([^\]]+?)\s*\]\]\s*(#.*)?", stripped)
+            if header:
+                name = header.group(1)
+                index = counts.get(name, 0)
+                counts[name] = index + 1
+                table = f"{name}[{index}]"
+                self.entries.append((table, lineno, lineno))
+                i += 1
+                continue
+            header = re.fullmatch(r"\[\s*([^\]]+?)\s*\]\s*(#.*)?", stripped)
+            if header:
+                table = self._resolve(header.group(1), counts)
+                self.entries.append((table, lineno, lineno))
+                i += 1
+                continue
+            assign = re.match(r"([A-Za-z0-9_\-\"'.]+)\s*=\s*(.*)", stripped)
+            if assign:
+                key = assign.group(1).strip("\"'")
+                full = f"{table}.{key}" if table else key
+                value = assign.group(2)
+                start = lineno
+                for quote in ('"""', "'''"):
+                    if value.startswith(quote):
+                        rest = value[3:]
+                        # The first newline after an opening triple quote is trimmed by TOML.
+                        start = lineno + 1 if rest.strip() == "" else lineno
+                        if quote not in rest:
+                            i += 1
+                            while i < len(lines) and quote not in lines[i]:
+                                i += 1
+                        break
+                self.entries.append((full, lineno, start))
+            i += 1
+
+    @staticmethod
+    def _resolve(name: str, counts: dict[str, int]) -> str:
+        # [workload.transactions.x] style sub-tables of arrays are rare; keep the plain name.
+        for array, count in counts.items():
+            if name.startswith(array + "."):
+                return f"{array}[{count - 1}]{name[len(array) :]}"
+        return name
+
+    def _find(self, key: str) -> tuple[int, int] | None:
+        for full, line, start in self.entries:
+            if full == key:
+                return line, start
+        return None
+
+    def line(self, key: str) -> int | None:
+        while key:
+            found = self._find(key)
+            if found:
+                return found[0]
+            key = re.sub(r"(\.[^.\[]+|\[\d+\])$", "", key) if ("." in key or "[" in key) else ""
+        return None
+
+    def value_line(self, key: str, offset: int) -> int | None:
+        """The file line of line ``offset`` (from 1) inside the string value of ``key``."""
+        found = self._find(key)
+        if not found:
+            return None
+        return found[1] + offset - 1

@@ -1,0 +1,113 @@
+"""The results schema and its forward-only migrations.
+
+History (never edit a released migration; add a new one):
+
+- 1: runs, conditions, transaction_types, samples, transactions, and the ``transaction_latency``
+  view.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "initial schema",
+        (
+            """
+            CREATE TABLE runs (
+                run_id       INTEGER PRIMARY KEY,
+                name         VARCHAR NOT NULL,
+                description  VARCHAR,
+                kind         VARCHAR NOT NULL,      -- 'run' or 'import'
+                source       VARCHAR,               -- experiment file or imported file
+                spec_text    VARCHAR,
+                target       VARCHAR,               -- password redacted
+                target_kind  VARCHAR,
+                seed         BIGINT,
+                status       VARCHAR NOT NULL
+                             CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+                started_at   TIMESTAMPTZ NOT NULL,
+                ended_at     TIMESTAMPTZ,
+                message      VARCHAR,               -- why a run failed or was interrupted
+                host         VARCHAR,
+                pid          INTEGER,
+                tool_version VARCHAR,
+                settings     JSON,                  -- the effective sampling plan and workload
+                environment  JSON                   -- host, CPU, OS, server version and settings
+            )
+            """,
+            """
+            CREATE TABLE conditions (
+                run_id       INTEGER NOT NULL,
+                condition_id INTEGER NOT NULL,
+                label        VARCHAR NOT NULL,
+                levels       JSON,
+                session_sql  JSON,
+                system_sql   JSON,
+                PRIMARY KEY (run_id, condition_id)
+            )
+            """,
+            """
+            CREATE TABLE transaction_types (
+                run_id   INTEGER NOT NULL,
+                txn_type SMALLINT NOT NULL,
+                name     VARCHAR NOT NULL,
+                weight   INTEGER,
+                script   VARCHAR,
+                PRIMARY KEY (run_id, txn_type)
+            )
+            """,
+            """
+            CREATE TABLE samples (
+                run_id           INTEGER NOT NULL,
+                sample_id        INTEGER NOT NULL,
+                condition_id     INTEGER NOT NULL,
+                block            INTEGER NOT NULL,
+                position         INTEGER NOT NULL,
+                status           VARCHAR NOT NULL,
+                t0_ns            BIGINT NOT NULL,   -- wall-clock ns when the sample's clock started
+                measure_start_ns BIGINT NOT NULL,   -- t0 + warm-up
+                end_ns           BIGINT NOT NULL,
+                duration_s       DOUBLE NOT NULL,   -- the measured window
+                warmup_s         DOUBLE NOT NULL,
+                transactions     BIGINT NOT NULL,   -- measured (after warm-up), any status
+                committed        BIGINT NOT NULL,
+                errors           BIGINT NOT NULL,
+                tps              DOUBLE,            -- committed / duration_s
+                sessions_lost    INTEGER NOT NULL DEFAULT 0,
+                error_messages   JSON,
+                stats            JSON,              -- database and OS statistics deltas
+                PRIMARY KEY (run_id, sample_id)
+            )
+            """,
+            """
+            CREATE TABLE transactions (
+                run_id            INTEGER NOT NULL,
+                sample_id         INTEGER NOT NULL,
+                session           INTEGER NOT NULL,
+                txn_type          SMALLINT NOT NULL,
+                intended_start_ns BIGINT NOT NULL,
+                start_ns          BIGINT NOT NULL,
+                end_ns            BIGINT NOT NULL,
+                status            VARCHAR NOT NULL,
+                error_code        VARCHAR,
+                retries           INTEGER NOT NULL,
+                warmup            BOOLEAN NOT NULL
+            )
+            """,
+            """
+            CREATE VIEW transaction_latency AS
+            SELECT t.run_id, t.sample_id, s.condition_id, c.label AS condition, s.block,
+                   t.session, tt.name AS txn_type, t.status, t.error_code, t.retries, t.warmup,
+                   t.start_ns,
+                   (t.end_ns - t.intended_start_ns) / 1e6 AS latency_ms
+            FROM transactions t
+            JOIN samples s USING (run_id, sample_id)
+            JOIN conditions c ON c.run_id = s.run_id AND c.condition_id = s.condition_id
+            LEFT JOIN transaction_types tt ON tt.run_id = t.run_id AND tt.txn_type = t.txn_type
+            """,
+        ),
+    ),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,535 @@
+"""Reading and writing the results file.
+
+Each write is one DuckDB transaction that opens and closes the file, so another ``wannabet``
+command can read the results between two samples, and a crash or Ctrl-C loses at most the sample
+in flight. A run is written as ``running`` first and closed at the end; a ``running`` run whose
+process is gone is marked ``interrupted`` the next time the file is opened for writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from wannabet.engine.base import STATUS_NAMES
+from wannabet.errors import StoreError
+from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+DEFAULT_RESULTS = "wannabet.duckdb"
+_LOCK_WAIT_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    run_id: int
+    name: str
+    kind: str
+    status: str
+    started_at: datetime
+    ended_at: datetime | None
+    target: str | None
+    source: str | None
+    seed: int | None
+    message: str | None
+    conditions: int
+    samples: int
+    transactions: int
+    description: str = ""
+    settings: Mapping[str, Any] | None = None
+    environment: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "name": self.name,
+            "description": self.description,
+            "kind": self.kind,
+            "status": self.status,
+            "started_at": self.started_at.isoformat(),
+            "ended_at": self.ended_at.isoformat() if self.ended_at else None,
+            "target": self.target,
+            "source": self.source,
+            "seed": self.seed,
+            "message": self.message,
+            "conditions": self.conditions,
+            "samples": self.samples,
+            "transactions": self.transactions,
+            "settings": dict(self.settings or {}),
+            "environment": dict(self.environment or {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionRow:
+    condition_id: int
+    label: str
+    levels: Mapping[str, str]
+    session_sql: tuple[str, ...] = ()
+    system_sql: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRow:
+    sample_id: int
+    condition_id: int
+    block: int
+    position: int
+    t0_ns: int
+    measure_start_ns: int
+    end_ns: int
+    warmup_s: float
+    status: str = "complete"
+    sessions_lost: int = 0
+    error_messages: Mapping[str, str] | None = None
+    stats: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionSummary:
+    """Per-condition totals of the measured (non-warm-up) transactions of a run."""
+
+    condition: str
+    samples: int
+    transactions: int
+    errors: int
+    tps: float | None
+    latency_ms: Mapping[str, float | None]
+    errors_by_status: Mapping[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "condition": self.condition,
+            "samples": self.samples,
+            "transactions": self.transactions,
+            "errors": self.errors,
+            "errors_by_status": dict(self.errors_by_status),
+            "tps": self.tps,
+            "latency_ms": dict(self.latency_ms),
+        }
+
+
+class Store:
+    """The results file. Cheap to create; each method opens the file only as long as it needs."""
+
+    def __init__(self, path: str | Path = DEFAULT_RESULTS) -> None:
+        self.path = Path(path)
+
+    # -- connections -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _connect(self, *, create: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if not create and not self.path.exists():
+            raise StoreError(
+                f"no results file at {self.path}; run `wannabet run FILE` first or pass --results"
+            )
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + _LOCK_WAIT_S
+        while True:
+            try:
+                con = duckdb.connect(str(self.path))
+                break
+            except duckdb.IOException as exc:
+                if "lock" in str(exc).lower() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                raise StoreError(f"cannot open {self.path}: {_first_line(exc)}") from None
+            except duckdb.Error as exc:
+                raise StoreError(
+                    f"{self.path} is not a wannabet results file: {_first_line(exc)}"
+                ) from None
+        try:
+            self._migrate(con)
+            yield con
+        except duckdb.Error as exc:
+            raise StoreError(f"{self.path}: {_first_line(exc)}") from exc
+        finally:
+            con.close()
+
+    def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version"
+            " (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL, note VARCHAR)"
+        )
+        row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+        current = row[0] if row and row[0] is not None else 0
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {current}, newer than this wannabet"
+                f" ({SCHEMA_VERSION}); upgrade wannabet"
+            )
+        for version, note, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            con.execute("BEGIN")
+            for sql in statements:
+                con.execute(sql)
+            con.execute("INSERT INTO schema_version VALUES (?, now(), ?)", [version, note])
+            con.execute("COMMIT")
+
+    def schema_version(self) -> int:
+        with self._connect() as con:
+            row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+            return int(row[0]) if row else 0
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        name: str,
+        kind: str,
+        description: str = "",
+        source: str | None = None,
+        spec_text: str | None = None,
+        target: str | None = None,
+        target_kind: str | None = None,
+        seed: int | None = None,
+        tool_version: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+        environment: Mapping[str, Any] | None = None,
+        conditions: Sequence[ConditionRow] = (),
+        transaction_types: Sequence[tuple[str, int, str]] = (),
+    ) -> int:
+        """Insert a run as ``running`` with its conditions; return its id."""
+        with self._connect(create=True) as con:
+            self._reap_stale_runs(con)
+            con.execute("BEGIN")
+            row = con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()
+            run_id = int(row[0]) if row else 1
+            con.execute(
+                "INSERT INTO runs (run_id, name, description, kind, source, spec_text, target,"
+                " target_kind, seed, status, started_at, host, pid, tool_version, settings,"
+                " environment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', now(), ?, ?, ?, ?, ?)",
+                [
+                    run_id,
+                    name,
+                    description,
+                    kind,
+                    source,
+                    spec_text,
+                    target,
+                    target_kind,
+                    seed,
+                    socket.gethostname(),
+                    os.getpid(),
+                    tool_version,
+                    json.dumps(settings or {}),
+                    json.dumps(environment or {}),
+                ],
+            )
+            for c in conditions:
+                con.execute(
+                    "INSERT INTO conditions VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        run_id,
+                        c.condition_id,
+                        c.label,
+                        json.dumps(dict(c.levels)),
+                        json.dumps(list(c.session_sql)),
+                        json.dumps(list(c.system_sql)),
+                    ],
+                )
+            for index, (tname, weight, script) in enumerate(transaction_types):
+                con.execute(
+                    "INSERT INTO transaction_types VALUES (?, ?, ?, ?, ?)",
+                    [run_id, index, tname, weight, script],
+                )
+            con.execute("COMMIT")
+            return run_id
+
+    def add_sample(
+        self,
+        run_id: int,
+        sample: SampleRow,
+        columns: Mapping[str, np.ndarray],
+        error_codes: Sequence[str] = (),
+    ) -> None:
+        """Write one sample and its transactions atomically, appending through Arrow."""
+        start = columns["start_ns"]
+        status_idx = columns["status"].astype(np.int8, copy=False)
+        warmup = start < sample.measure_start_ns
+        measured = ~warmup
+        ok = status_idx == 0
+        duration_s = max(sample.end_ns - sample.measure_start_ns, 0) / 1e9
+        committed = int(np.count_nonzero(ok & measured))
+        code_idx = columns["error_code"].astype(np.int32, copy=False)
+        codes = pa.array(list(error_codes) or [""], type=pa.string())
+        table = pa.table(
+            {
+                "session": columns["session"].astype(np.int32, copy=False),
+                "txn_type": columns["txn_type"].astype(np.int16, copy=False),
+                "intended_start_ns": columns["intended_start_ns"].astype(np.int64, copy=False),
+                "start_ns": start.astype(np.int64, copy=False),
+                "end_ns": columns["end_ns"].astype(np.int64, copy=False),
+                "status": pa.DictionaryArray.from_arrays(
+                    pa.array(status_idx), pa.array(STATUS_NAMES, type=pa.string())
+                ),
+                "error_code": pa.DictionaryArray.from_arrays(
+                    pa.array(np.maximum(code_idx, 0), mask=code_idx < 0), codes
+                ),
+                "retries": columns["retries"].astype(np.int32, copy=False),
+                "warmup": warmup,
+            }
+        )
+        with self._connect() as con:
+            con.execute("BEGIN")
+            con.execute(
+                "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    run_id,
+                    sample.sample_id,
+                    sample.condition_id,
+                    sample.block,
+                    sample.position,
+                    sample.status,
+                    sample.t0_ns,
+                    sample.measure_start_ns,
+                    sample.end_ns,
+                    duration_s,
+                    sample.warmup_s,
+                    int(np.count_nonzero(measured)),
+                    committed,
+                    int(np.count_nonzero(~ok & measured)),
+                    committed / duration_s if duration_s > 0 else None,
+                    sample.sessions_lost,
+                    json.dumps(dict(sample.error_messages or {})),
+                    json.dumps(dict(sample.stats or {})),
+                ],
+            )
+            con.register("incoming_transactions", table)
+            con.execute(
+                "INSERT INTO transactions SELECT ?, ?, session, txn_type, intended_start_ns,"
+                " start_ns, end_ns, status, error_code, retries, warmup"
+                " FROM incoming_transactions",
+                [run_id, sample.sample_id],
+            )
+            con.unregister("incoming_transactions")
+            con.execute("COMMIT")
+
+    def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
+        with self._connect() as con:
+            con.execute(
+                "UPDATE runs SET status = ?, ended_at = now(), message = ? WHERE run_id = ?",
+                [status, message, run_id],
+            )
+
+    def _reap_stale_runs(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Mark runs left ``running`` by a process that no longer exists as interrupted."""
+        rows = con.execute(
+            "SELECT run_id, pid FROM runs WHERE status = 'running' AND host = ?",
+            [socket.gethostname()],
+        ).fetchall()
+        for run_id, pid in rows:
+            if pid is not None and pid != os.getpid() and not _alive(pid):
+                con.execute(
+                    "UPDATE runs SET status = 'interrupted', ended_at = now(), message = ?"
+                    " WHERE run_id = ?",
+                    [
+                        "the process ended without closing the run; finished samples are kept",
+                        run_id,
+                    ],
+                )
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def runs(self) -> list[RunInfo]:
+        with self._connect() as con:
+            return [
+                self._run_info(r) for r in con.execute(_RUN_QUERY + " ORDER BY r.run_id").fetchall()
+            ]
+
+    def run(self, run_id: int | None = None) -> RunInfo:
+        """One run; the latest when ``run_id`` is None."""
+        with self._connect() as con:
+            if run_id is None:
+                row = con.execute("SELECT max(run_id) FROM runs").fetchone()
+                if not row or row[0] is None:
+                    raise StoreError(
+                        f"{self.path} holds no runs yet; start one with `wannabet run FILE`"
+                    )
+                run_id = int(row[0])
+            found = con.execute(_RUN_QUERY + " WHERE r.run_id = ?", [run_id]).fetchone()
+            if not found:
+                raise StoreError(f"no run {run_id} in {self.path}; see `wannabet runs`")
+            return self._run_info(found)
+
+    @staticmethod
+    def _run_info(row: tuple[Any, ...]) -> RunInfo:
+        return RunInfo(
+            run_id=row[0],
+            name=row[1],
+            description=row[2] or "",
+            kind=row[3],
+            status=row[4],
+            started_at=_utc(row[5]),
+            ended_at=_utc(row[6]) if row[6] is not None else None,
+            target=row[7],
+            source=row[8],
+            seed=row[9],
+            message=row[10],
+            settings=json.loads(row[11]) if row[11] else {},
+            environment=json.loads(row[12]) if row[12] else {},
+            conditions=int(row[13]),
+            samples=int(row[14]),
+            transactions=int(row[15]),
+        )
+
+    def conditions(self, run_id: int) -> list[ConditionRow]:
+        with self._connect() as con:
+            rows = con.execute(
+                "SELECT condition_id, label, levels, session_sql, system_sql FROM conditions"
+                " WHERE run_id = ? ORDER BY condition_id",
+                [run_id],
+            ).fetchall()
+        return [
+            ConditionRow(
+                r[0],
+                r[1],
+                json.loads(r[2] or "{}"),
+                tuple(json.loads(r[3] or "[]")),
+                tuple(json.loads(r[4] or "[]")),
+            )
+            for r in rows
+        ]
+
+    def samples(self, run_id: int) -> list[dict[str, Any]]:
+        with self._connect() as con:
+            cur = con.execute(
+                "SELECT s.*, c.label AS condition FROM samples s JOIN conditions c"
+                " USING (run_id, condition_id) WHERE run_id = ? ORDER BY position",
+                [run_id],
+            )
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def condition_summaries(
+        self, run_id: int, *, include_warmup: bool = False
+    ) -> list[ConditionSummary]:
+        """Totals and latency percentiles per condition, computed inside DuckDB."""
+        warm = "" if include_warmup else "AND NOT t.warmup"
+        with self._connect() as con:
+            rows = con.execute(
+                f"""
+                WITH lat AS (
+                    SELECT s.condition_id,
+                           (t.end_ns - t.intended_start_ns) / 1e6 AS ms, t.status
+                    FROM transactions t JOIN samples s USING (run_id, sample_id)
+                    WHERE t.run_id = ? {warm}
+                ),
+                agg AS (
+                    SELECT condition_id, count(*) AS n,
+                           count(*) FILTER (WHERE status <> 'ok') AS errors,
+                           avg(ms) FILTER (WHERE status = 'ok') AS mean,
+                           quantile_cont(ms, [0.5, 0.95, 0.99]) FILTER (WHERE status = 'ok') AS q,
+                           max(ms) FILTER (WHERE status = 'ok') AS mx,
+                           histogram(status) FILTER (WHERE status <> 'ok') AS by_status
+                    FROM lat GROUP BY condition_id
+                ),
+                per_sample AS (
+                    SELECT condition_id, count(*) AS samples,
+                           sum(committed) / nullif(sum(duration_s), 0) AS tps
+                    FROM samples WHERE run_id = ? GROUP BY condition_id
+                )
+                SELECT c.label, coalesce(p.samples, 0), coalesce(a.n, 0), coalesce(a.errors, 0),
+                       p.tps, a.mean, a.q, a.mx, a.by_status
+                FROM conditions c
+                LEFT JOIN agg a USING (condition_id)
+                LEFT JOIN per_sample p USING (condition_id)
+                WHERE c.run_id = ? ORDER BY c.condition_id
+                """,
+                [run_id, run_id, run_id],
+            ).fetchall()
+        out = []
+        for label, samples, n, errors, tps, mean, q, mx, by_status in rows:
+            q = q or [None, None, None]
+            out.append(
+                ConditionSummary(
+                    condition=label,
+                    samples=int(samples),
+                    transactions=int(n),
+                    errors=int(errors),
+                    tps=_num(tps),
+                    latency_ms={
+                        "mean": _num(mean),
+                        "p50": _num(q[0]),
+                        "p95": _num(q[1]),
+                        "p99": _num(q[2]),
+                        "max": _num(mx),
+                    },
+                    errors_by_status={str(k): int(v) for k, v in (by_status or {}).items()},
+                )
+            )
+        return out
+
+    def export(self, run_id: int | None, directory: str | Path, fmt: str = "parquet") -> list[Path]:
+        """Write runs, conditions, samples and transactions of one run (or all) to files."""
+        if fmt not in ("parquet", "csv"):
+            raise StoreError(f"unknown export format {fmt!r}; use parquet or csv")
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        where = "" if run_id is None else f"WHERE run_id = {int(run_id)}"
+        written = []
+        with self._connect() as con:
+            for table in ("runs", "conditions", "transaction_types", "samples", "transactions"):
+                path = out / f"{table}.{fmt}"
+                options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+                target = str(path).replace("'", "''")
+                con.execute(f"COPY (SELECT * FROM {table} {where}) TO '{target}' ({options})")
+                written.append(path)
+        return written
+
+    @contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection for analyses that query the tables directly."""
+        with self._connect() as con:
+            yield con
+
+
+_RUN_QUERY = """
+SELECT r.run_id, r.name, r.description, r.kind, r.status, epoch_ms(r.started_at),
+       epoch_ms(r.ended_at), r.target,
+       r.source, r.seed, r.message, r.settings, r.environment,
+       (SELECT count(*) FROM conditions c WHERE c.run_id = r.run_id),
+       (SELECT count(*) FROM samples s WHERE s.run_id = r.run_id),
+       (SELECT coalesce(sum(s.transactions), 0) FROM samples s WHERE s.run_id = r.run_id)
+FROM runs r
+"""
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    f = float(value)
+    return f if np.isfinite(f) else None
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().split("\n", 1)[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _utc(epoch_ms: int) -> datetime:
+    # Timestamps leave DuckDB as epoch milliseconds: fetching TIMESTAMPTZ would need pytz.
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC)

@@ -1,0 +1,196 @@
+"""A throwaway PostgreSQL server: initdb into a temporary directory, a free port on 127.0.0.1,
+password authentication, stopped and deleted afterwards.
+
+PostgreSQL refuses to run as root, so under root the server runs as an unprivileged system user
+(``postgres`` when the Debian package created it, otherwise ``wannabet-pg``, created on demand).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL server binaries could be found or installed."""
+
+
+def find_postgres_bindir() -> Path | None:
+    """Where ``initdb`` and ``pg_ctl`` live: $WANNABET_PG_BINDIR, pg_config, or Debian's layout."""
+    candidates: list[str] = []
+    if os.environ.get("WANNABET_PG_BINDIR"):
+        candidates.append(os.environ["WANNABET_PG_BINDIR"])
+    if shutil.which("pg_config"):
+        try:
+            out = subprocess.run(
+                ["pg_config", "--bindir"], capture_output=True, text=True, check=True, timeout=10
+            )
+            candidates.append(out.stdout.strip())
+        except (subprocess.SubprocessError, OSError):
+            pass
+    candidates += sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]), reverse=True
+    )
+    for candidate in candidates:
+        if (Path(candidate) / "initdb").exists() and (Path(candidate) / "pg_ctl").exists():
+            return Path(candidate)
+    return None
+
+
+def install_postgres() -> None:
+    """Install Debian's postgresql package (root only), for the test suite on a fresh machine."""
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        raise PostgresUnavailable(
+            "PostgreSQL server binaries are missing; install the postgresql package"
+        )
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "postgresql"]):
+        result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        if result.returncode != 0:
+            tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
+            raise PostgresUnavailable(f"{' '.join(cmd)} failed: {' '.join(tail)}")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _server_user() -> str | None:
+    """The user to run the server as, or None to run as ourselves."""
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "wannabet-pg"):
+        try:
+            pwd.getpwnam(name)
+            return name
+        except KeyError:
+            continue
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "wannabet-pg"],
+        check=True,
+        capture_output=True,
+    )
+    return "wannabet-pg"
+
+
+class ThrowawayPostgres:
+    """Start with :meth:`start` (or ``with``), connect with :attr:`url`, stop with :meth:`stop`."""
+
+    user = "wannabet"
+    database = "postgres"
+
+    def __init__(self, *, install: bool = False, settings: dict[str, str] | None = None) -> None:
+        bindir = find_postgres_bindir()
+        if bindir is None and install:
+            install_postgres()
+            bindir = find_postgres_bindir()
+        if bindir is None:
+            raise PostgresUnavailable("PostgreSQL server binaries (initdb, pg_ctl) not found")
+        self.bindir = bindir
+        self.password = secrets.token_urlsafe(12)
+        self.port = 0
+        self.settings = {"fsync": "on", "max_connections": "50"} | (settings or {})
+        self.root = Path(tempfile.mkdtemp(prefix="wannabet-pg-"))
+        self.data = self.root / "data"
+        self.log = self.root / "server.log"
+        self._as = _server_user()
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://{self.user}:{self.password}@127.0.0.1:{self.port}/{self.database}"
+
+    def _run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        cmd = list(args)
+        if self._as:
+            cmd = ["runuser", "-u", self._as, "--", *cmd]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+
+    def start(self) -> ThrowawayPostgres:
+        pwfile = self.root / "pw"
+        pwfile.write_text(self.password + "\n")
+        if self._as:
+            uid = pwd.getpwnam(self._as).pw_uid
+            for path in (self.root, pwfile):
+                os.chown(path, uid, -1)
+        os.chmod(self.root, 0o700)
+        result = self._run(
+            str(self.bindir / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            self.user,
+            "--auth=scram-sha-256",
+            f"--pwfile={pwfile}",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
+        pwfile.unlink()
+        if result.returncode != 0:
+            raise PostgresUnavailable(f"initdb failed: {result.stderr.strip()[-400:]}")
+        options = " ".join(f"-c {k}={v}" for k, v in self.settings.items())
+        for _attempt in range(5):
+            self.port = _free_port()
+            result = self._run(
+                str(self.bindir / "pg_ctl"),
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.log),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 {options}",
+                "start",
+            )
+            if result.returncode == 0:
+                return self
+            time.sleep(0.2)
+        log = self.log.read_text()[-600:] if self.log.exists() else result.stderr
+        raise PostgresUnavailable(f"PostgreSQL did not start: {log.strip()}")
+
+    def stop(self) -> None:
+        if self.data.exists():
+            self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> ThrowawayPostgres:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def env(self) -> dict[str, str]:
+        """Environment for libpq tools (pgbench, psql) pointing at this server."""
+        return dict(
+            os.environ,
+            PGHOST="127.0.0.1",
+            PGPORT=str(self.port),
+            PGUSER=self.user,
+            PGPASSWORD=self.password,
+            PGDATABASE=self.database,
+        )
+
+    def psql(self, sql: str) -> str:
+        result = subprocess.run(
+            [str(self.bindir / "psql"), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=120,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"psql failed: {result.stderr.strip()}")
+        return result.stdout.strip()

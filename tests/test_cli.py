@@ -1,0 +1,266 @@
+"""The command line, end to end, against real SQLite files and the throwaway PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wannabet.errors import StoreError
+from wannabet.store import Store
+from wannabet.testing import ThrowawayPostgres
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+def plain_env() -> dict[str, str]:
+    # pytest exports COLUMNS=80 to children; wannabet then (rightly) fits tables to 80 columns.
+    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+
+
+QUICK = ["--samples", "2", "--duration", "0.5s", "--warmup", "0.2s"]
+
+
+def wannabet(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wannabet", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env or plain_env(),
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def sqlite_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    results = tmp_path_factory.mktemp("cli") / "results.duckdb"
+    proc = wannabet(
+        "run", str(EXAMPLES / "sqlite-synchronous.toml"), "--results", str(results), *QUICK
+    )
+    return results, proc
+
+
+def test_run_prints_the_per_condition_table(
+    sqlite_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    results, proc = sqlite_run
+    assert proc.returncode == 0, proc.stderr
+    for label in ("synchronous=FULL", "synchronous=NORMAL", "synchronous=OFF"):
+        assert label in proc.stdout
+    assert "TPS" in proc.stdout and "p99 ms" in proc.stdout
+    info = Store(results).run()
+    assert info.status == "complete" and info.samples == 6
+    # The default target is a fresh SQLite file next to the results.
+    assert (results.parent / "sqlite-synchronous.sqlite").exists()
+
+
+def test_summary_json_follows_the_contract(
+    sqlite_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    results, _ = sqlite_run
+    proc = wannabet("summary", "--results", str(results), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert set(doc) == {"run", "conditions"}
+    run = doc["run"]
+    assert run["status"] == "complete" and run["name"] == "sqlite-synchronous"
+    assert run["settings"]["seed"] == 42 and len(run["settings"]["schedule"]) == 6
+    assert run["environment"]["server"] == "SQLite"
+    assert [c["condition"] for c in doc["conditions"]] == [
+        "synchronous=FULL",
+        "synchronous=NORMAL",
+        "synchronous=OFF",
+    ]
+    for c in doc["conditions"]:
+        assert {"condition", "transactions", "errors", "tps", "latency_ms"} <= set(c)
+        assert c["transactions"] > 0 and c["errors"] == 0 and c["tps"] > 0
+        lat = c["latency_ms"]
+        assert set(lat) == {"mean", "p50", "p95", "p99", "max"}
+        assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
+    # Cross-check against the stored transactions.
+    with Store(results).read() as con:
+        n = con.execute("SELECT count(*) FROM transactions WHERE NOT warmup").fetchone()[0]
+    assert sum(c["transactions"] for c in doc["conditions"]) == n
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "csv", "table"])
+def test_summary_other_formats(
+    sqlite_run: tuple[Path, subprocess.CompletedProcess[str]], fmt: str
+) -> None:
+    results, _ = sqlite_run
+    proc = wannabet("summary", "--results", str(results), "--format", fmt)
+    assert proc.returncode == 0, proc.stderr
+    assert "synchronous=OFF" in proc.stdout
+    if fmt == "csv":
+        assert proc.stdout.splitlines()[0].startswith("condition,samples,transactions,errors,tps")
+        assert len(proc.stdout.strip().splitlines()) == 4
+
+
+def test_runs_and_export(
+    sqlite_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    results, _ = sqlite_run
+    proc = wannabet("runs", "--results", str(results), "--format", "json")
+    assert proc.returncode == 0
+    (run,) = json.loads(proc.stdout)
+    assert run["status"] == "complete"
+    proc = wannabet(
+        "export", "--results", str(results), "-o", str(tmp_path / "out"), "--format", "csv"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out" / "transactions.csv").exists()
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_invalid_experiment_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    text = (
+        (EXAMPLES / "sqlite-synchronous.toml").read_text().replace("sessions = 2", "sessions = 0")
+    )
+    bad.write_text(text)
+    proc = wannabet("run", str(bad), "--results", str(tmp_path / "r.duckdb"))
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    assert "bad.toml:" in line and "workload.sessions" in line and "at least 1" in line
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_unreachable_target(tmp_path: Path) -> None:
+    results = tmp_path / "r.duckdb"
+    secret = "Sup3r-secret-pw"
+    proc = wannabet(
+        "run",
+        str(EXAMPLES / "postgres-commit.toml"),
+        "--results",
+        str(results),
+        "--target",
+        f"postgresql://bench:{secret}@127.0.0.1:1/postgres",
+        *QUICK,
+    )
+    assert proc.returncode == 3
+    line = one_line_error(proc)
+    assert "cannot connect to postgresql://bench:***@127.0.0.1:1/postgres" in line
+    assert secret not in proc.stdout + proc.stderr
+    assert not results.exists() or all(r.status != "complete" for r in Store(results).runs())
+
+
+def test_wrong_password_is_redacted(postgres: ThrowawayPostgres, tmp_path: Path) -> None:
+    wrong = "Wr0ng-" + postgres.password
+    url = postgres.url.replace(postgres.password, wrong)
+    proc = wannabet(
+        "run",
+        str(EXAMPLES / "postgres-commit.toml"),
+        "--results",
+        str(tmp_path / "r.duckdb"),
+        "--target",
+        url,
+        *QUICK,
+    )
+    assert proc.returncode == 3
+    line = one_line_error(proc)
+    assert "password authentication failed" in line or "authentication" in line
+    assert wrong not in proc.stdout + proc.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    proc = wannabet("--debug", "summary", "--results", str(tmp_path / "none.duckdb"))
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
+
+
+def test_postgres_example_runs_against_the_test_server(
+    postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    results = tmp_path / "pg.duckdb"
+    proc = wannabet(
+        "run",
+        str(EXAMPLES / "postgres-commit.toml"),
+        "--results",
+        str(results),
+        "--target",
+        postgres.url,
+        "--samples",
+        "2",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0.2s",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "synchronous_commit=on" in proc.stdout and "synchronous_commit=off" in proc.stdout
+    doc = json.loads(wannabet("summary", "--results", str(results), "--format", "json").stdout)
+    assert doc["run"]["environment"]["server"] == "PostgreSQL"
+    assert doc["run"]["environment"]["server_version"].startswith(("15", "16", "17", "18"))
+    assert "***" in doc["run"]["target"]
+    for c in doc["conditions"]:
+        assert c["transactions"] > 0 and c["errors"] == 0
+    # Every committed TPC-B transaction inserted one history row.
+    with Store(results).read() as con:
+        committed = con.execute("SELECT count(*) FROM transactions WHERE status = 'ok'").fetchone()[
+            0
+        ]
+    assert int(postgres.psql("SELECT count(*) FROM pgbench_history")) == committed
+    # The password is nowhere: not in output, not in the results file.
+    assert postgres.password not in proc.stdout + proc.stderr
+    assert postgres.password.encode() not in results.read_bytes()
+
+
+def test_ctrl_c_keeps_finished_samples(tmp_path: Path) -> None:
+    results = tmp_path / "r.duckdb"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "wannabet",
+            "run",
+            str(EXAMPLES / "sqlite-synchronous.toml"),
+            "--results",
+            str(results),
+            "--samples",
+            "30",
+            "--duration",
+            "0.3s",
+            "--warmup",
+            "0s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    store = Store(results)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.3)
+        if results.exists():
+            try:
+                if len(store.runs()) == 1 and store.run().samples >= 2:
+                    break
+            except StoreError:  # the writer may hold the file for a moment
+                continue
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "interrupted" in err
+    info = store.run()
+    assert info.status == "interrupted"
+    assert 2 <= info.samples < 90
+    samples = store.samples(info.run_id)
+    assert sum(s["transactions"] for s in samples) == info.transactions > 0
+    assert os.path.exists(results)

@@ -1,0 +1,153 @@
+"""Experiment-file validation: every error names the file, the key, the line and the fix."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wannabet.errors import SpecError
+from wannabet.spec import load_experiment, parse_experiment
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+VALID = textwrap.dedent(
+    """\
+    name = "t"
+    [workload]
+    sessions = 2
+    [[workload.transactions]]
+    name = "update"
+    weight = 3
+    script = '''
+    \\set id random(1, 1000)
+    UPDATE accounts SET balance = balance + 1 WHERE id = :id;
+    '''
+    [[factors]]
+    name = "synchronous"
+    levels = ["FULL", "OFF"]
+    session_sql = "PRAGMA synchronous = {level}"
+    [sampling]
+    samples = 3
+    duration = "2s"
+    warmup = "500ms"
+    seed = 7
+    """
+)
+
+
+def error_for(text: str) -> SpecError:
+    with pytest.raises(SpecError) as info:
+        parse_experiment(text, file="exp.toml")
+    return info.value
+
+
+def test_valid_file_builds_the_model() -> None:
+    exp = parse_experiment(VALID, file="exp.toml")
+    assert exp.name == "t"
+    assert exp.workload.sessions == 2
+    (txn,) = exp.workload.transactions
+    assert (txn.name, txn.weight) == ("update", 3)
+    assert [type(c).__name__ for c in txn.script.commands] == ["SetCommand", "SqlCommand"]
+    assert exp.factors[0].levels == ("FULL", "OFF")
+    assert exp.sampling.samples == 3
+    assert exp.sampling.duration_s == 2.0
+    assert exp.sampling.warmup_s == 0.5
+    assert exp.sampling.seed == 7
+    assert exp.source_text == VALID
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
+def test_examples_are_valid(path: Path) -> None:
+    exp = load_experiment(path)
+    assert exp.workload.transactions
+
+
+def test_unknown_key_suggests_the_right_one_with_its_line() -> None:
+    err = error_for(VALID.replace("sessions = 2", "sesions = 2"))
+    assert str(err).startswith("exp.toml:3: workload.sesions: unknown key")
+    assert "did you mean 'sessions'?" in str(err)
+
+
+def test_unknown_top_level_key() -> None:
+    err = error_for('nmae = "x"\n' + VALID)
+    assert err.line == 1 and err.key == "nmae"
+    assert "did you mean 'name'?" in str(err)
+
+
+def test_bad_duration_names_key_and_line() -> None:
+    err = error_for(VALID.replace('duration = "2s"', 'duration = "2 parsecs"'))
+    assert err.key == "sampling.duration"
+    assert err.line == 17
+    assert "not a duration" in str(err) and '"500ms"' in str(err)
+
+
+def test_unknown_meta_command_points_at_the_script_line() -> None:
+    err = error_for(VALID.replace("\\set id", "\\sett id"))
+    assert err.key == "workload.transactions[0].script"
+    assert err.line == 8
+    assert "unknown meta-command \\sett" in str(err) and "did you mean \\set?" in str(err)
+
+
+def test_unknown_variable_points_at_the_statement_line() -> None:
+    err = error_for(VALID.replace("WHERE id = :id", "WHERE id = :idd"))
+    assert err.line == 9
+    assert "unknown variable :idd" in str(err) and "did you mean :id?" in str(err)
+
+
+@pytest.mark.parametrize("weight", ["0", "-1", "1.5", '"heavy"'])
+def test_weight_must_be_positive(weight: str) -> None:
+    err = error_for(VALID.replace("weight = 3", f"weight = {weight}"))
+    assert err.key == "workload.transactions[0].weight"
+    assert err.line == 6
+    assert "> 0" in str(err)
+
+
+def test_sessions_must_be_at_least_one() -> None:
+    err = error_for(VALID.replace("sessions = 2", "sessions = 0"))
+    assert err.key == "workload.sessions" and err.line == 3
+    assert "at least 1" in str(err)
+
+
+def test_backslash_in_basic_string_explains_literal_strings() -> None:
+    err = error_for(VALID.replace("script = '''", 'script = """').replace("'''\n[[f", '"""\n[[f'))
+    assert "not valid TOML" in str(err)
+    assert "'''" in str(err)
+
+
+def test_factor_sql_must_use_level() -> None:
+    err = error_for(VALID.replace("PRAGMA synchronous = {level}", "PRAGMA synchronous = FULL"))
+    assert err.key == "factors[0].session_sql"
+    assert "{level}" in str(err)
+
+
+def test_duplicate_levels_are_refused() -> None:
+    err = error_for(VALID.replace('["FULL", "OFF"]', '["FULL", "FULL"]'))
+    assert "appears twice" in str(err)
+
+
+def test_missing_workload() -> None:
+    err = error_for('name = "x"\n')
+    assert err.key == "workload" and "[workload]" in str(err)
+
+
+def test_unknown_order_suggests() -> None:
+    err = error_for(VALID.replace("seed = 7", 'seed = 7\norder = "randomised-blocks"'))
+    assert "did you mean 'randomized-blocks'?" in str(err)
+
+
+def test_missing_file() -> None:
+    with pytest.raises(SpecError, match="no such file"):
+        load_experiment("/nonexistent/exp.toml")
+
+
+def test_transaction_count_sampling_drops_the_default_duration() -> None:
+    exp = parse_experiment(VALID.replace('duration = "2s"', "transactions = 500"), file="e")
+    assert exp.sampling.transactions == 500
+    assert exp.sampling.duration_s is None
+
+
+def test_seed_is_drawn_and_recorded_when_absent() -> None:
+    exp = parse_experiment(VALID.replace("seed = 7", ""), file="e")
+    assert isinstance(exp.sampling.seed, int) and exp.sampling.seed >= 0
