@@ -17,6 +17,8 @@ from wannabet.store import Store
 from wannabet.testing import ThrowawayPostgres
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
 def plain_env() -> dict[str, str]:
     # pytest exports COLUMNS=80 to children; wannabet then (rightly) fits tables to 80 columns.
     return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}

@@ -1,0 +1,187 @@
+"""The native engine against real databases: SQLite files and the throwaway PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wannabet.engine import STATUS_NAMES, NativeEngine, SampleRequest, SampleResult, compile_program
+from wannabet.errors import ConnectError, QueryError
+from wannabet.spec import parse_experiment
+from wannabet.targets import Target, parse_target
+from wannabet.testing import ThrowawayPostgres
+
+ENGINE = NativeEngine()
+OK, CONSTRAINT, SCRIPT, SERIALIZATION, DEADLOCK = (
+    STATUS_NAMES.index(s) for s in ("ok", "constraint", "script", "serialization", "deadlock")
+)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
+    if request.param == "sqlite":
+        t = parse_target(f"sqlite:///{tmp_path / 'engine.db'}")
+        ENGINE.execute(t, "PRAGMA journal_mode = WAL")
+        yield t
+    else:
+        pg: ThrowawayPostgres = request.getfixturevalue("postgres")
+        t = parse_target(pg.url)
+        ENGINE.execute(t, "DROP TABLE IF EXISTS accounts, uniq")
+        yield t
+
+
+def sample(
+    target: Target,
+    script: str,
+    *,
+    sessions: int = 2,
+    seconds: float = 0.0,
+    count: int = 0,
+    seed: int = 1,
+    **options: object,
+) -> SampleResult:
+    spec = f"name = 'e'\n[[workload.transactions]]\nscript = '''\n{script}\n'''\n"
+    experiment = parse_experiment(spec, file="e")
+    request = SampleRequest(
+        program=compile_program(experiment.workload, target.placeholder_style),
+        sessions=sessions,
+        session_sql=(),
+        duration_ns=int(seconds * 1e9),
+        max_transactions=count,
+        seed=seed,
+        **options,  # type: ignore[arg-type]
+    )
+    return ENGINE.run_sample(target, request)
+
+
+def scalar(target: Target, sql: str) -> int:
+    return int(ENGINE.query(target, sql)[0][0] or 0)
+
+
+def make_accounts(target: Target, rows: int = 1000) -> None:
+    ENGINE.execute(
+        target, "CREATE TABLE accounts (id INTEGER PRIMARY KEY, balance INTEGER NOT NULL)"
+    )
+    values = ", ".join(f"({i}, 0)" for i in range(1, rows + 1))
+    ENGINE.execute(target, f"INSERT INTO accounts VALUES {values}")
+
+
+def test_committed_updates_leave_exactly_that_many_increments(target: Target) -> None:
+    make_accounts(target)
+    result = sample(
+        target,
+        "\\set id random(1, 1000)\nUPDATE accounts SET balance = balance + 1 WHERE id = :id;",
+        seconds=1.0,
+    )
+    ok = int((result.columns["status"] == OK).sum())
+    assert ok > 100
+    assert ok == result.count  # nothing failed
+    assert scalar(target, "SELECT sum(balance) FROM accounts") == ok
+
+
+def test_explicit_transactions_with_several_statements(target: Target) -> None:
+    make_accounts(target, 10)
+    result = sample(
+        target,
+        "\\set a random(1, 10)\n\\set b random(1, 10)\nBEGIN;\n"
+        "UPDATE accounts SET balance = balance - 1 WHERE id = :a;\n"
+        "UPDATE accounts SET balance = balance + 1 WHERE id = :b;\n"
+        "SELECT balance FROM accounts WHERE id = :a;\nCOMMIT;",
+        count=500,
+    )
+    assert result.count == 500
+    # Two sessions updating two rows in random order deadlock now and then on PostgreSQL.
+    status = result.columns["status"]
+    assert set(np.unique(status)) <= {OK, DEADLOCK}
+    assert (status == OK).sum() > 400
+    # Transfers conserve money (failed ones rolled back), and each moved one unit.
+    assert scalar(target, "SELECT sum(balance) FROM accounts") == 0
+    assert scalar(target, "SELECT sum(abs(balance)) FROM accounts") <= 1000
+
+
+def test_errors_are_counted_by_class_with_their_codes(target: Target) -> None:
+    ENGINE.execute(target, "CREATE TABLE uniq (id INTEGER PRIMARY KEY)")
+    result = sample(target, "\\set id random(1, 50)\nINSERT INTO uniq VALUES (:id);", count=400)
+    status = result.columns["status"]
+    rows = scalar(target, "SELECT count(*) FROM uniq")
+    assert (status == OK).sum() == rows <= 50
+    assert (status == CONSTRAINT).sum() == 400 - rows
+    assert set(np.unique(status)) == {OK, CONSTRAINT}
+    codes = {result.error_codes[i] for i in result.columns["error_code"][status == CONSTRAINT]}
+    assert codes == ({"23505"} if target.kind == "postgresql" else {"SQLITE_CONSTRAINT_PRIMARYKEY"})
+    assert (result.columns["error_code"][status == OK] == -1).all()
+
+
+def test_script_errors_fail_the_transaction_and_the_session_goes_on(target: Target) -> None:
+    make_accounts(target, 10)
+    result = sample(
+        target,
+        "\\set id random(1, 2)\n\\set zero :id - :id\n\\set boom 1 / :zero\n"
+        "UPDATE accounts SET balance = balance + 1 WHERE id = :id;",
+        count=50,
+    )
+    assert result.count == 50
+    assert (result.columns["status"] == SCRIPT).all()
+    assert scalar(target, "SELECT sum(balance) FROM accounts") == 0
+
+
+def test_abort_on_error_raises(target: Target) -> None:
+    ENGINE.execute(target, "CREATE TABLE uniq (id INTEGER PRIMARY KEY)")
+    with pytest.raises(QueryError):
+        sample(target, "INSERT INTO uniq VALUES (1);", count=10, on_error="abort")
+
+
+def test_times_are_consistent_and_seeded(target: Target) -> None:
+    make_accounts(target, 100)
+    script = "\\set id random(1, 100)\nSELECT balance FROM accounts WHERE id = :id;"
+    result = sample(target, script, seconds=0.5)
+    c = result.columns
+    assert (c["intended_start_ns"] == c["start_ns"]).all()  # closed loop
+    assert (c["start_ns"] <= c["end_ns"]).all()
+    assert c["start_ns"].min() >= result.t0_ns and c["end_ns"].max() <= result.end_ns
+    # Transactions stop starting at the deadline; in-flight ones finish soon after.
+    assert c["start_ns"].max() < result.t0_ns + 0.5e9
+    assert set(np.unique(c["session"])) == {0, 1}
+
+
+def test_open_loop_keeps_the_rate_and_measures_from_the_schedule(target: Target) -> None:
+    make_accounts(target, 100)
+    script = "\\set id random(1, 100)\nSELECT balance FROM accounts WHERE id = :id;"
+    result = sample(target, script, seconds=1.0, rate=200.0)
+    c = result.columns
+    # Poisson arrivals at 200/s for 1 s: 200 ± 14 (sd); allow 5 sd.
+    assert 130 <= result.count <= 270
+    assert (c["intended_start_ns"] <= c["start_ns"]).all()
+
+
+def test_unreachable_target_is_a_connect_error(tmp_path: Path) -> None:
+    with pytest.raises(ConnectError, match="cannot connect"):
+        ENGINE.query(parse_target("postgresql://u:pw@127.0.0.1:1/db"), "SELECT 1")
+    with pytest.raises(ConnectError):
+        ENGINE.query(parse_target(f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}"), "SELECT 1")
+
+
+def test_serialization_failures_are_classified_and_retried(postgres: ThrowawayPostgres) -> None:
+    t = parse_target(postgres.url)
+    ENGINE.execute(t, "DROP TABLE IF EXISTS hot")
+    ENGINE.execute(t, "CREATE TABLE hot (id int PRIMARY KEY, n int NOT NULL)")
+    ENGINE.execute(t, "INSERT INTO hot VALUES (1, 0)")
+    script = (
+        "BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT n FROM hot WHERE id = 1;\n"
+        "\\sleep 1 ms\nUPDATE hot SET n = n + 1 WHERE id = 1;\nCOMMIT;"
+    )
+    plain = sample(t, script, sessions=2, count=200)
+    status = plain.columns["status"]
+    assert (status == SERIALIZATION).sum() > 0
+    assert {plain.error_codes[i] for i in plain.columns["error_code"][status == SERIALIZATION]} == {
+        "40001"
+    }
+    assert scalar(t, "SELECT n FROM hot") == (status == OK).sum()
+    # Two sessions hammering one row can starve one of them for dozens of tries in a row.
+    retried = sample(t, script, sessions=2, count=200, max_tries=1000)
+    assert (retried.columns["status"] == OK).sum() == 200
+    assert retried.columns["retries"].sum() > 0
+    assert scalar(t, "SELECT n FROM hot") == (status == OK).sum() + 200
