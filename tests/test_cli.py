@@ -266,3 +266,23 @@ def test_ctrl_c_keeps_finished_samples(tmp_path: Path) -> None:
     samples = store.samples(info.run_id)
     assert sum(s["transactions"] for s in samples) == info.transactions > 0
     assert os.path.exists(results)
+
+
+@pytest.mark.parametrize("args", [(), ("--level", "transaction"), ("--metric", "throughput")])
+def test_compare_a_real_run(
+    sqlite_run: tuple[Path, subprocess.CompletedProcess[str]], args: tuple[str, ...]
+) -> None:
+    results, _ = sqlite_run
+    proc = wannabet("compare", "--results", str(results), "--format", "json", *args)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["run"]["name"] == "sqlite-synchronous"
+    assert doc["conditions"][0]["condition"] == "synchronous=FULL"
+    assert {c["condition"] for c in doc["comparisons"]} == {
+        "synchronous=NORMAL",
+        "synchronous=OFF",
+    }
+    for c in doc["comparisons"]:
+        assert c["baseline"] == "synchronous=FULL"
+        assert c["verdict"] in ("faster", "slower", "no-difference")
+    assert doc["unit"] == ("tps" if "throughput" in args else "ms")

@@ -242,6 +242,146 @@ def export(
         console.print(str(path), highlight=False)
 
 
+import_app = typer.Typer(help="Import results from other tools as runs.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+class Unit(StrEnum):
+    ms = "ms"
+    us = "us"
+    s = "s"
+
+
+@import_app.command("csv")
+@handled
+def import_csv(
+    file: Annotated[Path, typer.Argument(help="The CSV file, with a header line.")],
+    condition: Annotated[str, typer.Option("--condition", help="Column with the condition.")],
+    value: Annotated[str, typer.Option("--value", help="Column with the measured value.")],
+    sample: Annotated[
+        str | None, typer.Option("--sample", help="Column grouping rows into samples.")
+    ] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Column with a session.")] = None,
+    time: Annotated[
+        str | None, typer.Option("--time", help="Column with seconds or a timestamp.")
+    ] = None,
+    unit: Annotated[Unit, typer.Option("--unit", help="Unit of the value column.")] = Unit.ms,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Run name; default the file name.")
+    ] = None,
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+) -> None:
+    """Import a table of measurements (one row per transaction) as a run."""
+    from wannabet.importers import import_csv as do_import
+
+    store = Store(results)
+    run_id = do_import(
+        store,
+        file,
+        condition=condition,
+        value=value,
+        sample=sample,
+        session=session,
+        time=time,
+        unit=unit.value,
+        name=name,
+    )
+    info = store.run(run_id)
+    console.print(
+        f"imported {info.transactions:,} rows of {_escape(str(file))} as run {run_id}:"
+        f" {info.conditions} conditions, {info.samples} samples",
+        highlight=False,
+    )
+
+
+class Metric(StrEnum):
+    latency = "latency"
+    throughput = "throughput"
+
+
+class Level(StrEnum):
+    sample = "sample"
+    transaction = "transaction"
+
+
+@app.command()
+@handled
+def compare(
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+    run_id: RunOption = None,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="Baseline condition; default the first.")
+    ] = None,
+    metric: Annotated[Metric, typer.Option("--metric", help="What to compare.")] = Metric.latency,
+    level: Annotated[
+        Level, typer.Option("--level", help="One observation per sample or per transaction.")
+    ] = Level.sample,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level.", min=0.0001, max=0.5)
+    ] = 0.05,
+    rope: Annotated[
+        str, typer.Option("--rope", help="Changes smaller than this are practically nothing.")
+    ] = "2%",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)] = 0,
+    output: FormatOption = Format.table,
+    include_warmup: Annotated[
+        bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
+    ] = False,
+) -> None:
+    """Is the difference between conditions real? Tests, intervals and a verdict."""
+    from wannabet.analysis import compare as analyse
+    from wannabet.datasets import load_observations
+    from wannabet.render import compare as render
+
+    rope_pct = _percent(rope, "--rope")
+    store = Store(results)
+    info = store.run(run_id)
+    groups = load_observations(
+        store, info.run_id, metric=metric.value, include_warmup=include_warmup
+    )
+    if baseline is not None and baseline not in [g.condition for g in groups]:
+        raise SpecError(
+            f"no condition {baseline!r} in run {info.run_id}; conditions:"
+            f" {', '.join(g.condition for g in groups)}",
+            key="--baseline",
+            file="command line",
+        )
+    unit = "ms" if metric is Metric.latency else "tps"
+    result = analyse(
+        groups,
+        baseline=baseline,
+        metric=metric.value,
+        level=level.value,
+        alpha=alpha,
+        rope_pct=rope_pct,
+        seed=seed,
+        unit=unit,
+    )
+    doc = result.to_dict()
+    doc["run"] = {k: v for k, v in info.to_dict().items() if k not in ("settings", "environment")}
+    if output is Format.json:
+        sys.stdout.write(render.compare_json(doc) + "\n")
+    elif output is Format.markdown:
+        sys.stdout.write(render.compare_markdown(doc))
+    elif output is Format.csv:
+        sys.stdout.write(render.compare_csv(doc))
+    else:
+        console.print(render.compare_table(doc))
+
+
+def _percent(value: str, option: str) -> float:
+    text = value.strip().removesuffix("%")
+    try:
+        pct = float(text)
+    except ValueError:
+        raise SpecError(
+            f"{value!r} is not a percentage; write e.g. 2% or 0.5%", key=option, file="command line"
+        ) from None
+    if pct < 0:
+        raise SpecError("must not be negative", key=option, file="command line")
+    return pct
+
+
 def _duration(value: str | None, option: str, *, allow_zero: bool = False) -> float | None:
     if value is None:
         return None

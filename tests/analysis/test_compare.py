@@ -57,6 +57,7 @@ CLT_KEYS = [
     "prediction95",
     "sd_range_1645",
     "sd_range_2",
+    "within_sd_range_2",
     "bet",
 ]
 COMPARISON_KEYS = [

@@ -186,6 +186,7 @@ class ConditionSummary:
                 "prediction95": _pair(c.prediction95),
                 "sd_range_1645": _pair(c.sd_range_1645),
                 "sd_range_2": _pair(c.sd_range_2),
+                "within_sd_range_2": {"count": c.within_2sd.count, "n": c.within_2sd.n},
                 "bet": c.bet,
             },
             "autocorrelation_lag1": _f(self.autocorrelation_lag1),

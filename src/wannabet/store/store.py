@@ -186,9 +186,64 @@ class Store:
 
     # -- writing -----------------------------------------------------------------------------------
 
-    def create_run(
+    def create_run(self, **run: Any) -> int:
+        """Insert a run as ``running`` with its conditions; return its id.
+
+        Takes the keyword arguments of :meth:`_insert_run`.
+        """
+        with self._connect(create=True) as con:
+            self._reap_stale_runs(con)
+            con.execute("BEGIN")
+            run_id = self._insert_run(con, status="running", **run)
+            con.execute("COMMIT")
+            return run_id
+
+    def import_run(
         self,
         *,
+        samples: Sequence[SampleRow],
+        transactions: pa.Table,
+        **run: Any,
+    ) -> int:
+        """Write a complete imported run in one transaction: all of it or nothing.
+
+        ``transactions`` has the columns of the ``transactions`` table except ``run_id``.
+        """
+        with self._connect(create=True) as con:
+            con.execute("BEGIN")
+            run_id = self._insert_run(con, status="complete", **run)
+            for sample in samples:
+                # Totals are filled in from the transactions below.
+                self._insert_sample(con, run_id, sample, measured=0, committed=0)
+            con.register("incoming_transactions", transactions)
+            con.execute(
+                "INSERT INTO transactions SELECT ?, sample_id, session, txn_type,"
+                " intended_start_ns, start_ns, end_ns, status, error_code, retries, warmup"
+                " FROM incoming_transactions",
+                [run_id],
+            )
+            con.unregister("incoming_transactions")
+            # Sample totals come from the transactions themselves, so they cannot disagree.
+            con.execute(
+                """
+                UPDATE samples SET
+                    transactions = agg.n, committed = agg.ok, errors = agg.n - agg.ok,
+                    tps = CASE WHEN samples.duration_s > 0 THEN agg.ok / samples.duration_s END
+                FROM (SELECT sample_id, count(*) AS n, count(*) FILTER (WHERE status = 'ok') AS ok
+                      FROM transactions WHERE run_id = ? GROUP BY sample_id) agg
+                WHERE samples.run_id = ? AND samples.sample_id = agg.sample_id
+                """,
+                [run_id, run_id],
+            )
+            con.execute("UPDATE runs SET ended_at = now() WHERE run_id = ?", [run_id])
+            con.execute("COMMIT")
+            return run_id
+
+    def _insert_run(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        *,
+        status: str,
         name: str,
         kind: str,
         description: str = "",
@@ -203,52 +258,48 @@ class Store:
         conditions: Sequence[ConditionRow] = (),
         transaction_types: Sequence[tuple[str, int, str]] = (),
     ) -> int:
-        """Insert a run as ``running`` with its conditions; return its id."""
-        with self._connect(create=True) as con:
-            self._reap_stale_runs(con)
-            con.execute("BEGIN")
-            row = con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()
-            run_id = int(row[0]) if row else 1
+        row = con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()
+        run_id = int(row[0]) if row else 1
+        con.execute(
+            "INSERT INTO runs (run_id, name, description, kind, source, spec_text, target,"
+            " target_kind, seed, status, started_at, host, pid, tool_version, settings,"
+            " environment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), ?, ?, ?, ?, ?)",
+            [
+                run_id,
+                name,
+                description,
+                kind,
+                source,
+                spec_text,
+                target,
+                target_kind,
+                seed,
+                status,
+                socket.gethostname(),
+                os.getpid(),
+                tool_version,
+                json.dumps(settings or {}),
+                json.dumps(environment or {}),
+            ],
+        )
+        for c in conditions:
             con.execute(
-                "INSERT INTO runs (run_id, name, description, kind, source, spec_text, target,"
-                " target_kind, seed, status, started_at, host, pid, tool_version, settings,"
-                " environment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', now(), ?, ?, ?, ?, ?)",
+                "INSERT INTO conditions VALUES (?, ?, ?, ?, ?, ?)",
                 [
                     run_id,
-                    name,
-                    description,
-                    kind,
-                    source,
-                    spec_text,
-                    target,
-                    target_kind,
-                    seed,
-                    socket.gethostname(),
-                    os.getpid(),
-                    tool_version,
-                    json.dumps(settings or {}),
-                    json.dumps(environment or {}),
+                    c.condition_id,
+                    c.label,
+                    json.dumps(dict(c.levels)),
+                    json.dumps(list(c.session_sql)),
+                    json.dumps(list(c.system_sql)),
                 ],
             )
-            for c in conditions:
-                con.execute(
-                    "INSERT INTO conditions VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        run_id,
-                        c.condition_id,
-                        c.label,
-                        json.dumps(dict(c.levels)),
-                        json.dumps(list(c.session_sql)),
-                        json.dumps(list(c.system_sql)),
-                    ],
-                )
-            for index, (tname, weight, script) in enumerate(transaction_types):
-                con.execute(
-                    "INSERT INTO transaction_types VALUES (?, ?, ?, ?, ?)",
-                    [run_id, index, tname, weight, script],
-                )
-            con.execute("COMMIT")
-            return run_id
+        for index, (tname, weight, script) in enumerate(transaction_types):
+            con.execute(
+                "INSERT INTO transaction_types VALUES (?, ?, ?, ?, ?)",
+                [run_id, index, tname, weight, script],
+            )
+        return run_id
 
     def add_sample(
         self,
@@ -263,8 +314,6 @@ class Store:
         warmup = start < sample.measure_start_ns
         measured = ~warmup
         ok = status_idx == 0
-        duration_s = max(sample.end_ns - sample.measure_start_ns, 0) / 1e9
-        committed = int(np.count_nonzero(ok & measured))
         code_idx = columns["error_code"].astype(np.int32, copy=False)
         codes = pa.array(list(error_codes) or [""], type=pa.string())
         table = pa.table(
@@ -286,28 +335,12 @@ class Store:
         )
         with self._connect() as con:
             con.execute("BEGIN")
-            con.execute(
-                "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    run_id,
-                    sample.sample_id,
-                    sample.condition_id,
-                    sample.block,
-                    sample.position,
-                    sample.status,
-                    sample.t0_ns,
-                    sample.measure_start_ns,
-                    sample.end_ns,
-                    duration_s,
-                    sample.warmup_s,
-                    int(np.count_nonzero(measured)),
-                    committed,
-                    int(np.count_nonzero(~ok & measured)),
-                    committed / duration_s if duration_s > 0 else None,
-                    sample.sessions_lost,
-                    json.dumps(dict(sample.error_messages or {})),
-                    json.dumps(dict(sample.stats or {})),
-                ],
+            self._insert_sample(
+                con,
+                run_id,
+                sample,
+                measured=int(np.count_nonzero(measured)),
+                committed=int(np.count_nonzero(ok & measured)),
             )
             con.register("incoming_transactions", table)
             con.execute(
@@ -318,6 +351,40 @@ class Store:
             )
             con.unregister("incoming_transactions")
             con.execute("COMMIT")
+
+    @staticmethod
+    def _insert_sample(
+        con: duckdb.DuckDBPyConnection,
+        run_id: int,
+        sample: SampleRow,
+        *,
+        measured: int,
+        committed: int,
+    ) -> None:
+        duration_s = max(sample.end_ns - sample.measure_start_ns, 0) / 1e9
+        con.execute(
+            "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                run_id,
+                sample.sample_id,
+                sample.condition_id,
+                sample.block,
+                sample.position,
+                sample.status,
+                sample.t0_ns,
+                sample.measure_start_ns,
+                sample.end_ns,
+                duration_s,
+                sample.warmup_s,
+                measured,
+                committed,
+                measured - committed,
+                committed / duration_s if duration_s > 0 else None,
+                sample.sessions_lost,
+                json.dumps(dict(sample.error_messages or {})),
+                json.dumps(dict(sample.stats or {})),
+            ],
+        )
 
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
         with self._connect() as con:

@@ -1,0 +1,243 @@
+"""Any table of measurements (CSV) → an imported run.
+
+Each row is one measurement (a transaction's latency, or any value where lower is better),
+grouped into samples by a column, or each row its own sample. DuckDB reads and checks the file;
+errors name the file, the line and what was expected, and nothing is written unless the whole
+file is valid.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Literal
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from wannabet.environment import client_environment, tool_version
+from wannabet.errors import ImportError_
+from wannabet.store import ConditionRow, SampleRow, Store
+
+Unit = Literal["ms", "us", "s"]
+_UNIT_NS = {"us": 1_000.0, "ms": 1_000_000.0, "s": 1_000_000_000.0}
+
+
+def import_csv(
+    store: Store,
+    path: str | Path,
+    *,
+    condition: str,
+    value: str,
+    sample: str | None = None,
+    session: str | None = None,
+    time: str | None = None,
+    unit: Unit = "ms",
+    name: str | None = None,
+) -> int:
+    """Import ``path`` as a new run; return its id.
+
+    Parameters
+    ----------
+    condition, value
+        Columns holding the condition label and the measured value.
+    sample
+        Column grouping rows into samples; without it each row is its own sample.
+    session
+        Column with an integer session (thread, client) number.
+    time
+        Column with the measurement's time: seconds (a number) or a timestamp.
+    unit
+        Unit of ``value``: ``ms`` (default), ``us`` or ``s``.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise ImportError_(f"{file}: no such file")
+    if file.stat().st_size == 0:
+        raise ImportError_(f"{file}: the file is empty; expected a header line and rows")
+    con = duckdb.connect()
+    try:
+        return _import(con, store, file, condition, value, sample, session, time, unit, name)
+    finally:
+        con.close()
+
+
+def _import(
+    con: duckdb.DuckDBPyConnection,
+    store: Store,
+    file: Path,
+    condition: str,
+    value: str,
+    sample: str | None,
+    session: str | None,
+    time: str | None,
+    unit: Unit,
+    name: str | None,
+) -> int:
+    try:
+        con.execute(
+            "CREATE TABLE raw AS SELECT row_number() OVER () + 1 AS line, *"
+            " FROM read_csv(?, header = true, all_varchar = true)",
+            [str(file)],
+        )
+    except duckdb.Error as exc:
+        message = str(exc).strip().split("\n", 1)[0]
+        raise ImportError_(f"{file}: cannot read it as CSV: {message}") from None
+    columns = [row[0] for row in con.execute("DESCRIBE raw").fetchall()][1:]
+    for option, column in (
+        ("--condition", condition),
+        ("--value", value),
+        ("--sample", sample),
+        ("--session", session),
+        ("--time", time),
+    ):
+        if column is not None and column not in columns:
+            hint = difflib.get_close_matches(column, columns, n=1)
+            advice = f"did you mean {hint[0]!r}?" if hint else f"columns: {', '.join(columns)}"
+            raise ImportError_(f"{file}:1: {option} {column!r} is not a column; {advice}")
+    count = con.execute("SELECT count(*) FROM raw").fetchone()
+    if not count or not count[0]:
+        raise ImportError_(f"{file}: no rows after the header line")
+
+    def q(column: str) -> str:
+        return '"' + column.replace('"', '""') + '"'
+
+    _first_bad(
+        con, file, f"{q(condition)} IS NULL", condition, "is empty; every row needs a condition"
+    )
+    _first_bad(con, file, f"TRY_CAST({q(value)} AS DOUBLE) IS NULL", value, "is not a number")
+    _first_bad(con, file, f"TRY_CAST({q(value)} AS DOUBLE) < 0", value, "is negative")
+    if session is not None:
+        _first_bad(
+            con,
+            file,
+            f"TRY_CAST({q(session)} AS INTEGER) IS NULL",
+            session,
+            "is not a whole number",
+        )
+    time_ns = "0::BIGINT"
+    if time is not None:
+        as_number = f"TRY_CAST({q(time)} AS DOUBLE)"
+        as_stamp = f"TRY_CAST({q(time)} AS TIMESTAMP)"
+        _first_bad(
+            con,
+            file,
+            f"{as_number} IS NULL AND {as_stamp} IS NULL",
+            time,
+            "is neither a number of seconds nor a timestamp",
+        )
+        time_ns = f"coalesce(({as_number} * 1e9)::BIGINT, epoch_ns({as_stamp}))"
+    sample_key = q(sample) if sample is not None else "line::VARCHAR"
+    rows = con.execute(
+        f"""
+        WITH r AS (
+            SELECT line, {q(condition)} AS condition, coalesce({sample_key}, '') AS sample_key,
+                   {f"TRY_CAST({q(session)} AS INTEGER)" if session else "0"} AS session,
+                   {time_ns} AS start_ns,
+                   ({time_ns} + (TRY_CAST({q(value)} AS DOUBLE) * {_UNIT_NS[unit]})::BIGINT)
+                       AS end_ns
+            FROM raw
+        ),
+        conds AS (
+            SELECT condition, row_number() OVER (ORDER BY min(line)) - 1 AS condition_id
+            FROM r GROUP BY condition
+        ),
+        samples AS (
+            SELECT condition, sample_key, row_number() OVER (ORDER BY min(line)) - 1 AS sample_id
+            FROM r GROUP BY condition, sample_key
+        )
+        SELECT c.condition_id, c.condition, s.sample_id, r.session, r.start_ns, r.end_ns
+        FROM r JOIN conds c USING (condition) JOIN samples s USING (condition, sample_key)
+        ORDER BY s.sample_id, r.line
+        """
+    ).fetchnumpy()
+    condition_id = np.asarray(rows["condition_id"], dtype=np.int64)
+    labels = np.asarray(rows["condition"], dtype=object)
+    sample_id = np.asarray(rows["sample_id"], dtype=np.int64)
+    start = np.asarray(rows["start_ns"], dtype=np.int64)
+    end = np.asarray(rows["end_ns"], dtype=np.int64)
+    n = len(sample_id)
+
+    order = np.unique(condition_id)
+    conditions = [
+        ConditionRow(int(c), str(labels[np.argmax(condition_id == c)]), {}) for c in order
+    ]
+    # Per-sample bounds, vectorized: rows are sorted by sample_id.
+    ids, first = np.unique(sample_id, return_index=True)
+    t0 = np.minimum.reduceat(start, first)
+    t1 = np.maximum.reduceat(end, first)
+    sample_condition = condition_id[first]
+    block_of = np.zeros(len(ids), dtype=np.int64)
+    seen: dict[int, int] = {}
+    for i, c in enumerate(sample_condition):
+        block_of[i] = seen.get(int(c), 0)
+        seen[int(c)] = block_of[i] + 1
+    samples = [
+        SampleRow(
+            sample_id=int(s),
+            condition_id=int(sample_condition[i]),
+            block=int(block_of[i]),
+            position=int(s),
+            t0_ns=int(t0[i]),
+            measure_start_ns=int(t0[i]),
+            end_ns=int(t1[i]) if time is not None else int(t0[i]),
+            warmup_s=0.0,
+        )
+        for i, s in enumerate(ids)
+    ]
+    table = pa.table(
+        {
+            "sample_id": sample_id.astype(np.int32),
+            "session": np.asarray(rows["session"], dtype=np.int32),
+            "txn_type": np.zeros(n, dtype=np.int16),
+            "intended_start_ns": start,
+            "start_ns": start,
+            "end_ns": end,
+            "status": pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(n, dtype=np.int8)), pa.array(["ok"])
+            ),
+            "error_code": pa.nulls(n, type=pa.string()),
+            "retries": np.zeros(n, dtype=np.int32),
+            "warmup": np.zeros(n, dtype=bool),
+        }
+    )
+    return store.import_run(
+        name=name or file.stem,
+        kind="import",
+        description=f"imported from {file.name}",
+        source=str(file),
+        tool_version=tool_version(),
+        settings={
+            "format": "csv",
+            "columns": {
+                "condition": condition,
+                "value": value,
+                "sample": sample,
+                "session": session,
+                "time": time,
+            },
+            "unit": unit,
+            "timed": time is not None,
+            "samples_per_condition": {
+                c.label: int(np.sum(sample_condition == c.condition_id)) for c in conditions
+            },
+        },
+        environment=client_environment(),
+        conditions=conditions,
+        transaction_types=[("row", 1, "")],
+        samples=samples,
+        transactions=table,
+    )
+
+
+def _first_bad(
+    con: duckdb.DuckDBPyConnection, file: Path, where: str, column: str, problem: str
+) -> None:
+    row = con.execute(
+        f'SELECT line, "{column.replace(chr(34), chr(34) * 2)}" FROM raw WHERE {where}'
+        " ORDER BY line LIMIT 1"
+    ).fetchone()
+    if row:
+        shown = "" if row[1] is None else f"{row[1]!r} "
+        raise ImportError_(f"{file}:{row[0]}: column {column!r}: {shown}{problem}")
