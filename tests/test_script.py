@@ -45,8 +45,9 @@ def test_placeholders_are_bound_not_interpolated() -> None:
     (cmd,) = parse_script(
         "\\set a 1\n\\set b 2\nUPDATE t SET x = :a, y = :b WHERE id = :a;", known_variables=[]
     ).statements
-    assert cmd.render("dollar") == ("UPDATE t SET x = $1, y = $2 WHERE id = $1", ("a", "b"))
-    assert cmd.render("qmark") == ("UPDATE t SET x = ?1, y = ?2 WHERE id = ?1", ("a", "b"))
+    # One placeholder per occurrence, as in pgbench: each use may need its own type.
+    assert cmd.render("dollar") == ("UPDATE t SET x = $1, y = $2 WHERE id = $3", ("a", "b", "a"))
+    assert cmd.render("qmark") == ("UPDATE t SET x = ?1, y = ?2 WHERE id = ?3", ("a", "b", "a"))
 
 
 def test_casts_quotes_and_comments_are_not_placeholders() -> None:
@@ -112,3 +113,31 @@ def test_string_literals_never_become_placeholders(text: str) -> None:
     (cmd,) = parse_script(f"\\set v 1\nSELECT '{literal}', :v;").statements
     assert cmd.params == ("v",)
     assert literal in cmd.render("dollar")[0]
+
+
+def test_block_comment_after_a_statement_is_not_a_statement() -> None:
+    script = parse_script("SELECT 1; /* note */\n\\set x 1\nSELECT :x; /* done */")
+    assert [type(c).__name__ for c in script.commands] == ["SqlCommand", "SetCommand", "SqlCommand"]
+
+
+def test_e_strings_nested_comments_and_array_slices() -> None:
+    assert split_sql("SELECT E'it\\'s; fine'; SELECT 2") == ["SELECT E'it\\'s; fine'", "SELECT 2"]
+    assert split_sql("SELECT /* a /* b; */ c; */ 1; SELECT 2") == [
+        "SELECT /* a /* b; */ c; */ 1",
+        "SELECT 2",
+    ]
+    (cmd,) = parse_script("\\set i 1\nSELECT (ARRAY[1,2,3])[1:2], :i;").statements
+    assert cmd.params == ("i",)
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        ("\\set x 99999999999999999999\nSELECT 1;", "too large for a 64-bit integer"),
+        ("\\sleep \u00b2\nSELECT 1;", "integer or a :variable"),
+        ("\\sleep 99999999999999999999\nSELECT 1;", "integer or a :variable"),
+    ],
+)
+def test_out_of_range_literals(script: str, message: str) -> None:
+    with pytest.raises(ScriptError, match=message):
+        parse_script(script)

@@ -151,3 +151,28 @@ def test_transaction_count_sampling_drops_the_default_duration() -> None:
 def test_seed_is_drawn_and_recorded_when_absent() -> None:
     exp = parse_experiment(VALID.replace("seed = 7", ""), file="e")
     assert isinstance(exp.sampling.seed, int) and exp.sampling.seed >= 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key"),
+    [
+        ('duration = "2s"', "duration = nan", "sampling.duration"),
+        ('duration = "2s"', "duration = inf", "sampling.duration"),
+        ('duration = "2s"', "duration = 1e-10", "sampling.duration"),
+        ('duration = "2s"', "duration = 1e12", "sampling.duration"),
+        ("sessions = 2", "sessions = 100000", "workload.sessions"),
+        ("seed = 7", "seed = 7\ncooldown = nan", "sampling.cooldown"),
+        ("sessions = 2", "sessions = 2\nrate = nan", "workload.rate"),
+        ("sessions = 2", "sessions = 2\nmax_tries = 99999999999", "workload.max_tries"),
+    ],
+)
+def test_out_of_range_values_are_spec_errors(old: str, new: str, key: str) -> None:
+    err = error_for(VALID.replace(old, new))
+    assert err.key == key
+
+
+def test_count_based_samples_have_no_default_warmup() -> None:
+    exp = parse_experiment(
+        VALID.replace('duration = "2s"\nwarmup = "500ms"', "transactions = 100"), file="e"
+    )
+    assert exp.sampling.warmup_s == 0.0

@@ -15,13 +15,28 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyTuple};
 use pyo3::PyTypeInfo;
 
-use backend::{DbError, Session, Target, WithSession, STATUS_NAMES};
+use backend::{Canceller, DbError, DbResult, Session, Target, WithSession, STATUS_NAMES};
 use runner::{Command, Fatal, FatalKind, Plan, Sample, SqlText, Transaction};
 use script::{Expr, Func, Op, Value};
 
-pyo3::create_exception!(wannabet._engine, EngineError, PyException, "Base class of engine errors; `.code` is the SQLSTATE / SQLite code or None.");
-pyo3::create_exception!(wannabet._engine, ConnectError, EngineError, "Cannot connect or authenticate.");
-pyo3::create_exception!(wannabet._engine, QueryError, EngineError, "A statement failed.");
+pyo3::create_exception!(
+    wannabet._engine,
+    EngineError,
+    PyException,
+    "Base class of engine errors; `.code` is the SQLSTATE / SQLite code or None."
+);
+pyo3::create_exception!(
+    wannabet._engine,
+    ConnectError,
+    EngineError,
+    "Cannot connect or authenticate."
+);
+pyo3::create_exception!(
+    wannabet._engine,
+    QueryError,
+    EngineError,
+    "A statement failed."
+);
 
 fn engine_err<T: PyTypeInfo>(py: Python<'_>, message: String, code: Option<String>) -> PyErr {
     let err = PyErr::from_type(T::type_object(py), message);
@@ -33,7 +48,8 @@ fn engine_err<T: PyTypeInfo>(py: Python<'_>, message: String, code: Option<Strin
 }
 
 fn connect_err(py: Python<'_>, e: DbError) -> PyErr {
-    engine_err::<ConnectError>(py, format!("cannot connect: {}", e.message), e.code)
+    // No "cannot connect" prefix: the Python wrapper adds it with the target.
+    engine_err::<ConnectError>(py, e.message, e.code)
 }
 
 fn query_err(py: Python<'_>, e: DbError) -> PyErr {
@@ -57,19 +73,93 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
-struct Batch<'a>(&'a str);
-impl WithSession for Batch<'_> {
-    type Output = Result<(), DbError>;
-    fn run<S: Session>(self, s: &mut S) -> Self::Output {
-        s.batch_execute(self.0)
+/// How often a waiting Python thread wakes up to look for Ctrl-C.
+const TICK: Duration = Duration::from_millis(100);
+/// Longest we keep Python waiting after Ctrl-C: cancel requests plus a
+/// chance for the session to wind down cleanly.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs `job` on a session in a worker thread while this thread, without the
+/// GIL, wakes every TICK to run Python's signal handlers. On an exception
+/// (KeyboardInterrupt) the running statement is cancelled, we wait at most
+/// INTERRUPT_GRACE for the worker, and the exception is returned; a worker
+/// still stuck after that is left to finish on its own.
+fn run_interruptible<W>(py: Python<'_>, target: Target, job: W) -> PyResult<DbResult<W::Output>>
+where
+    W: WithSession + Send + 'static,
+    W::Output: Send + 'static,
+{
+    let cancel = Canceller::default();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker_cancel = cancel.clone();
+    std::thread::Builder::new()
+        .name("wannabet-call".into())
+        .spawn(move || {
+            let _ = tx.send(backend::with_session_cancellable(
+                &target,
+                &worker_cancel,
+                job,
+            ));
+        })
+        .map_err(|e| {
+            engine_err::<EngineError>(py, format!("cannot start worker thread: {e}"), None)
+        })?;
+    use std::sync::mpsc::RecvTimeoutError;
+    // A Receiver is not Sync, which `detach` requires of what it borrows.
+    let rx = std::sync::Mutex::new(rx);
+    let recv = |t: Duration| rx.lock().unwrap_or_else(|e| e.into_inner()).recv_timeout(t);
+    loop {
+        match py.detach(|| recv(TICK)) {
+            Ok(r) => return Ok(r),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(engine_err::<EngineError>(
+                    py,
+                    "engine worker thread panicked".into(),
+                    None,
+                ))
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if let Err(e) = py.check_signals() {
+            let deadline = Instant::now() + INTERRUPT_GRACE;
+            py.detach(|| {
+                // Let a cancelled statement's session close cleanly; one still
+                // connecting has nothing to wind down, so don't wait for it.
+                if cancel.cancel(deadline) {
+                    let _ = recv(deadline.saturating_duration_since(Instant::now()));
+                }
+            });
+            return Err(e);
+        }
     }
 }
 
-struct QueryText<'a>(&'a str);
-impl WithSession for QueryText<'_> {
+struct Batch(String);
+impl WithSession for Batch {
+    type Output = Result<(), DbError>;
+    fn run<S: Session>(self, s: &mut S) -> Self::Output {
+        s.batch_execute(&self.0)
+    }
+}
+
+struct QueryText(String);
+impl WithSession for QueryText {
     type Output = Result<Vec<Vec<Option<String>>>, DbError>;
     fn run<S: Session>(self, s: &mut S) -> Self::Output {
-        s.query_text(self.0)
+        s.query_text(&self.0)
+    }
+}
+
+/// Each statement on its own (one simple-query message on PostgreSQL, so no
+/// implicit transaction block around it); the error carries the index.
+struct Many(Vec<String>);
+impl WithSession for Many {
+    type Output = Result<(), (usize, DbError)>;
+    fn run<S: Session>(self, s: &mut S) -> Self::Output {
+        for (i, sql) in self.0.iter().enumerate() {
+            s.batch_execute(sql).map_err(|e| (i, e))?;
+        }
+        Ok(())
     }
 }
 
@@ -77,9 +167,25 @@ impl WithSession for QueryText<'_> {
 #[pyfunction]
 fn execute(py: Python<'_>, target: &str, sql: &str) -> PyResult<()> {
     let t = parse_target(py, target)?;
-    match py.detach(|| backend::with_session(&t, Batch(sql))) {
+    match run_interruptible(py, t, Batch(sql.to_owned()))? {
         Err(e) => Err(connect_err(py, e)),
         Ok(r) => r.map_err(|e| query_err(py, e)),
+    }
+}
+
+/// Runs statements in order on one autocommit connection, each sent on its
+/// own; a failure raises QueryError with `.index` = the failing statement.
+#[pyfunction]
+fn execute_many(py: Python<'_>, target: &str, statements: Vec<String>) -> PyResult<()> {
+    let t = parse_target(py, target)?;
+    match run_interruptible(py, t, Many(statements))? {
+        Err(e) => Err(connect_err(py, e)),
+        Ok(Ok(())) => Ok(()),
+        Ok(Err((i, e))) => {
+            let err = query_err(py, e);
+            err.value(py).setattr("index", i)?;
+            Err(err)
+        }
     }
 }
 
@@ -87,7 +193,7 @@ fn execute(py: Python<'_>, target: &str, sql: &str) -> PyResult<()> {
 #[pyfunction]
 fn query<'py>(py: Python<'py>, target: &str, sql: &str) -> PyResult<Vec<Bound<'py, PyTuple>>> {
     let t = parse_target(py, target)?;
-    let rows = match py.detach(|| backend::with_session(&t, QueryText(sql))) {
+    let rows = match run_interruptible(py, t, QueryText(sql.to_owned()))? {
         Err(e) => return Err(connect_err(py, e)),
         Ok(r) => r.map_err(|e| query_err(py, e))?,
     };
@@ -102,13 +208,17 @@ fn bad(msg: impl Into<String>) -> PyErr {
 }
 
 fn tuple<'py>(o: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyTuple>> {
-    o.cast::<PyTuple>().cloned().map_err(|_| bad(format!("{what} must be a tuple")))
+    o.cast::<PyTuple>()
+        .cloned()
+        .map_err(|_| bad(format!("{what} must be a tuple")))
 }
 
 fn slot_index(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<usize> {
     let i: i64 = o.extract()?;
     if i < 0 || i as usize >= n_slots {
-        return Err(bad(format!("slot index {i} out of range (have {n_slots} slots)")));
+        return Err(bad(format!(
+            "slot index {i} out of range (have {n_slots} slots)"
+        )));
     }
     Ok(i as usize)
 }
@@ -174,7 +284,10 @@ fn parse_command(
     let t = tuple(o, "command")?;
     let tag: String = t.get_item(0)?.extract()?;
     Ok(match tag.as_str() {
-        "set" => Command::Set(slot_index(&t.get_item(1)?, n_slots)?, parse_expr(&t.get_item(2)?, n_slots)?),
+        "set" => Command::Set(
+            slot_index(&t.get_item(1)?, n_slots)?,
+            parse_expr(&t.get_item(2)?, n_slots)?,
+        ),
         "sleep" => {
             let unit: i64 = t.get_item(2)?.extract()?;
             if unit < 0 {
@@ -192,9 +305,15 @@ fn parse_command(
             let next = dedup.sqls.len();
             let id = *dedup.index.entry(text.clone()).or_insert(next);
             if id == next {
-                dedup.sqls.push(SqlText { text, n_params: params.len(), origin });
+                dedup.sqls.push(SqlText {
+                    text,
+                    n_params: params.len(),
+                    origin,
+                });
             } else if dedup.sqls[id].n_params != params.len() {
-                return Err(bad("the same SQL text is used with different parameter counts"));
+                return Err(bad(
+                    "the same SQL text is used with different parameter counts",
+                ));
             }
             Command::Sql(id, params)
         }
@@ -206,7 +325,10 @@ fn parse_transactions(
     o: &Bound<'_, PyAny>,
     n_slots: usize,
 ) -> PyResult<(Vec<Transaction>, Vec<SqlText>)> {
-    let mut dedup = SqlDedup { sqls: Vec::new(), index: HashMap::new() };
+    let mut dedup = SqlDedup {
+        sqls: Vec::new(),
+        index: HashMap::new(),
+    };
     let mut txns = Vec::new();
     for (ti, item) in o.try_iter()?.enumerate() {
         let t = tuple(&item?, "transaction")?;
@@ -222,7 +344,11 @@ fn parse_transactions(
             }
             commands.push(parse_command(&c, n_slots, &mut dedup, (ti, n_sql))?);
         }
-        txns.push(Transaction { name, weight, commands });
+        txns.push(Transaction {
+            name,
+            weight,
+            commands,
+        });
     }
     if txns.is_empty() {
         return Err(bad("no transactions"));
@@ -230,7 +356,9 @@ fn parse_transactions(
     if txns.len() > i16::MAX as usize {
         return Err(bad("too many transaction types"));
     }
-    let total = txns.iter().try_fold(0u64, |acc, t| acc.checked_add(t.weight));
+    let total = txns
+        .iter()
+        .try_fold(0u64, |acc, t| acc.checked_add(t.weight));
     if total.is_none_or(|w| w == 0) {
         return Err(bad("transaction weights must add up to a positive number"));
     }
@@ -266,7 +394,10 @@ fn run_sample<'py>(
     rate: f64,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let slots = slots.try_iter()?.map(|v| parse_value(&v?)).collect::<PyResult<Vec<_>>>()?;
+    let slots = slots
+        .try_iter()?
+        .map(|v| parse_value(&v?))
+        .collect::<PyResult<Vec<_>>>()?;
     let (transactions, sqls) = parse_transactions(transactions, slots.len())?;
     if sessions == 0 {
         return Err(bad("sessions must be >= 1"));
@@ -304,7 +435,6 @@ fn run_sample<'py>(
     let target = parse_target(py, target)?;
     let sample = Sample::start(plan, target).map_err(|f| fatal_err(py, f))?;
 
-    const TICK: Duration = Duration::from_millis(100);
     const PROGRESS_EVERY: Duration = Duration::from_millis(250);
     let mut last_progress = Instant::now();
     let waited: PyResult<()> = loop {
@@ -328,9 +458,14 @@ fn run_sample<'py>(
     };
     if let Err(e) = waited {
         sample.stop();
-        // Give sessions a moment to notice; one stuck in a long statement is
-        // left to finish on its own rather than hanging the interpreter.
-        let all_done = py.detach(|| sample.wait(Duration::from_secs(5)));
+        // Cancel in-flight statements so the server stops working on them, then
+        // give sessions the rest of the grace period to notice; one still stuck
+        // is left to finish on its own rather than hanging the interpreter.
+        let deadline = Instant::now() + INTERRUPT_GRACE;
+        let all_done = py.detach(|| {
+            let _ = sample.cancel_running(deadline);
+            sample.wait(deadline.saturating_duration_since(Instant::now()))
+        });
         if all_done {
             let _ = py.detach(move || sample.finish());
         }
@@ -338,7 +473,9 @@ fn run_sample<'py>(
     }
 
     let last = sample.progress();
-    let result = py.detach(move || sample.finish()).map_err(|f| fatal_err(py, f))?;
+    let result = py
+        .detach(move || sample.finish())
+        .map_err(|f| fatal_err(py, f))?;
     if let (Some(cb), Some(p)) = (&progress, last) {
         cb.call1((p.ok, p.errors, p.elapsed_s, p.p99_ms))?;
     }
@@ -347,7 +484,10 @@ fn run_sample<'py>(
     let cols = PyDict::new(py);
     cols.set_item("session", PyArray1::from_vec(py, c.session))?;
     cols.set_item("txn_type", PyArray1::from_vec(py, c.txn_type))?;
-    cols.set_item("intended_start_ns", PyArray1::from_vec(py, c.intended_start_ns))?;
+    cols.set_item(
+        "intended_start_ns",
+        PyArray1::from_vec(py, c.intended_start_ns),
+    )?;
     cols.set_item("start_ns", PyArray1::from_vec(py, c.start_ns))?;
     cols.set_item("end_ns", PyArray1::from_vec(py, c.end_ns))?;
     cols.set_item("status", PyArray1::from_vec(py, c.status))?;
@@ -372,6 +512,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(execute, m)?)?;
+    m.add_function(wrap_pyfunction!(execute_many, m)?)?;
     m.add_function(wrap_pyfunction!(query, m)?)?;
     m.add_function(wrap_pyfunction!(run_sample, m)?)?;
     m.add("STATUS_NAMES", STATUS_NAMES.to_vec())?;
@@ -379,6 +520,9 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     base.setattr("code", py.None())?;
     m.add("EngineError", base)?;
     m.add("ConnectError", py.get_type::<ConnectError>())?;
-    m.add("QueryError", py.get_type::<QueryError>())?;
+    let query_error = py.get_type::<QueryError>();
+    // Set on instances only by execute_many.
+    query_error.setattr("index", py.None())?;
+    m.add("QueryError", query_error)?;
     Ok(())
 }

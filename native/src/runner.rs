@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::backend::{self, DbError, Session, Status, Target, WithSession};
+use crate::backend::{self, Canceller, DbError, Session, Status, Target, WithSession};
 use crate::script::{eval, Expr, Prng, ScriptError, Value};
 
 // ---------------------------------------------------------------------------
@@ -147,8 +147,13 @@ pub struct Anchor {
 
 impl Anchor {
     fn now() -> Anchor {
-        let wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        Anchor { instant: Instant::now(), wall_ns: wall.as_nanos() as i64 }
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        Anchor {
+            instant: Instant::now(),
+            wall_ns: wall.as_nanos() as i64,
+        }
     }
 
     #[inline]
@@ -233,6 +238,8 @@ struct Shared {
     fatal: Mutex<Option<Fatal>>,
     finished: Mutex<usize>,
     finished_cv: Condvar,
+    /// Every session registers here so a stop can cancel in-flight statements.
+    cancel: Canceller,
 }
 
 impl Shared {
@@ -352,12 +359,17 @@ impl Sample {
             stop: AtomicBool::new(false),
             claimed: AtomicU64::new(0),
             gate: Gate {
-                state: Mutex::new(GateState { arrived: 0, broken: false, t0: None }),
+                state: Mutex::new(GateState {
+                    arrived: 0,
+                    broken: false,
+                    t0: None,
+                }),
                 cv: Condvar::new(),
             },
             fatal: Mutex::new(None),
             finished: Mutex::new(0),
             finished_cv: Condvar::new(),
+            cancel: Canceller::default(),
         });
         let mut handles = Vec::with_capacity(n);
         for idx in 0..n {
@@ -384,7 +396,11 @@ impl Sample {
     pub fn wait(&self, timeout: Duration) -> bool {
         let n = self.handles.len();
         let done = self.shared.finished.lock().unwrap();
-        let (done, _) = self.shared.finished_cv.wait_timeout_while(done, timeout, |d| *d < n).unwrap();
+        let (done, _) = self
+            .shared
+            .finished_cv
+            .wait_timeout_while(done, timeout, |d| *d < n)
+            .unwrap();
         *done >= n
     }
 
@@ -392,6 +408,13 @@ impl Sample {
     pub fn stop(&self) {
         self.shared.stop.store(true, Relaxed);
         self.shared.gate.breakdown();
+    }
+
+    /// After `stop`: cancels the statements sessions are running (e.g. a long
+    /// pg_sleep) so the server does not keep running them; gives up at `deadline`.
+    /// False if no session had connected yet.
+    pub fn cancel_running(&self, deadline: Instant) -> bool {
+        self.shared.cancel.cancel(deadline)
     }
 
     pub fn started(&self) -> bool {
@@ -422,7 +445,12 @@ impl Sample {
                 }
             }
         }
-        Some(Progress { ok, errors, elapsed_s: t0.instant.elapsed().as_secs_f64(), p99_ms })
+        Some(Progress {
+            ok,
+            errors,
+            elapsed_s: t0.instant.elapsed().as_secs_f64(),
+            p99_ms,
+        })
     }
 
     /// Joins every thread (they must have finished or been stopped) and
@@ -440,7 +468,11 @@ impl Sample {
             return Err(f);
         }
         if let Some(m) = panic_msg {
-            return Err(Fatal { kind: FatalKind::Panic, message: m, code: None });
+            return Err(Fatal {
+                kind: FatalKind::Panic,
+                message: m,
+                code: None,
+            });
         }
         let Some(anchor) = self.shared.gate.t0() else {
             return Err(Fatal {
@@ -463,7 +495,11 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
-    let n: usize = outs.iter().flat_map(|o| o.chunks.iter()).map(Vec::len).sum();
+    let n: usize = outs
+        .iter()
+        .flat_map(|o| o.chunks.iter())
+        .map(Vec::len)
+        .sum();
     let mut c = Columns {
         session: Vec::with_capacity(n),
         txn_type: Vec::with_capacity(n),
@@ -508,7 +544,11 @@ fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
             c.start_ns.push(r.start);
             c.end_ns.push(r.end);
             c.status.push(r.status);
-            c.error_code.push(if r.error_code < 0 { -1 } else { remap[r.error_code as usize] });
+            c.error_code.push(if r.error_code < 0 {
+                -1
+            } else {
+                remap[r.error_code as usize]
+            });
             c.retries.push(r.retries);
         }
     }
@@ -540,18 +580,37 @@ fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
     let _done = FinishGuard(&sh);
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut out = ThreadOut::default();
-        let job = SessionJob { sh: &sh, idx, out: &mut out };
-        if let Err(e) = backend::with_session(&sh.target, job) {
-            let kind = if e.status == Status::Connection { FatalKind::Connect } else { FatalKind::Query };
-            sh.fail(Fatal { kind, message: format!("cannot connect: {}", e.message), code: e.code });
+        let job = SessionJob {
+            sh: &sh,
+            idx,
+            out: &mut out,
+        };
+        if let Err(e) = backend::with_session_cancellable(&sh.target, &sh.cancel, job) {
+            // A ConnectError gets its context ("cannot connect to ...") from
+            // the Python side; anything else keeps ours.
+            let (kind, message) = if e.status == Status::Connection {
+                (FatalKind::Connect, e.message)
+            } else {
+                (FatalKind::Query, format!("cannot connect: {}", e.message))
+            };
+            sh.fail(Fatal {
+                kind,
+                message,
+                code: e.code,
+            });
         }
-        out.finished = Some(Instant::now());
+        // `out.finished` is set by run_loop: it must not include the session
+        // teardown (PostgreSQL Terminate, SQLite close/WAL checkpoint).
         out
     }));
     match r {
         Ok(out) => out,
         Err(p) => {
-            sh.fail(Fatal { kind: FatalKind::Panic, message: panic_text(&p), code: None });
+            sh.fail(Fatal {
+                kind: FatalKind::Panic,
+                message: panic_text(&p),
+                code: None,
+            });
             ThreadOut::default()
         }
     }
@@ -566,7 +625,10 @@ struct SessionJob<'a> {
 impl WithSession for SessionJob<'_> {
     type Output = ();
     fn run<S: Session>(self, s: &mut S) {
-        let mut arrival = Arrival { gate: &self.sh.gate, arrived: false };
+        let mut arrival = Arrival {
+            gate: &self.sh.gate,
+            arrived: false,
+        };
         if setup(s, self.sh) {
             arrival.arrived = true;
             if let Some(t0) = self.sh.gate.arrive(self.sh.plan.sessions) {
@@ -582,8 +644,16 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
     let plan = &sh.plan;
     for sql in &plan.session_sql {
         if let Err(e) = s.batch_execute(sql) {
-            let kind = if e.status == Status::Connection { FatalKind::Connect } else { FatalKind::Query };
-            sh.fail(Fatal { kind, message: format!("session SQL failed: {}", e.message), code: e.code });
+            let kind = if e.status == Status::Connection {
+                FatalKind::Connect
+            } else {
+                FatalKind::Query
+            };
+            sh.fail(Fatal {
+                kind,
+                message: format!("session SQL failed: {}", e.message),
+                code: e.code,
+            });
             return false;
         }
     }
@@ -593,7 +663,11 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
         }
         if let Err(e) = s.prepare(&q.text, q.n_params) {
             let (t, k) = q.origin;
-            let kind = if e.status == Status::Connection { FatalKind::Connect } else { FatalKind::Query };
+            let kind = if e.status == Status::Connection {
+                FatalKind::Connect
+            } else {
+                FatalKind::Query
+            };
             sh.fail(Fatal {
                 kind,
                 message: format!(
@@ -673,6 +747,11 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
     if let Some(c) = plan.client_id_slot {
         slots[c] = Value::Int(idx as i64);
     }
+    // A retry replays the transaction from the state it started in: the
+    // random stream and the variables (`\set x :x + 1` must not advance twice).
+    // Preallocated once; each transaction only copies into it.
+    let retrying = plan.max_tries > 1;
+    let mut saved_slots = slots.clone();
     let max_params = plan.sqls.iter().map(|q| q.n_params).max().unwrap_or(0);
     let mut params: Vec<Value> = Vec::with_capacity(max_params);
     let mut rng_choose = Prng::new(plan.seed, idx as u64, STREAM_CHOOSE);
@@ -680,10 +759,14 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
     let mut rng_throttle = Prng::new(plan.seed, idx as u64, STREAM_THROTTLE);
 
     let total_weight: u64 = plan.transactions.iter().map(|t| t.weight).sum();
-    let deadline = (plan.duration_ns > 0).then(|| t0.instant + Duration::from_nanos(plan.duration_ns));
+    let deadline =
+        (plan.duration_ns > 0).then(|| t0.instant + Duration::from_nanos(plan.duration_ns));
     // Open loop: each session gets an equal share of the target rate.
     let mean_gap_ns = (plan.rate > 0.0).then(|| plan.sessions as f64 / plan.rate * 1e9);
     let mut next_intended = t0.instant;
+    // End of this session's last transaction: the sample's end is the latest
+    // of these, not when the threads got round to exiting.
+    let mut last_end: Option<Instant> = None;
 
     // Reserve for the expected share before the clock matters.
     let expect = if plan.max_transactions > 0 {
@@ -731,20 +814,26 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
         let intended = intended.unwrap_or(start);
         // pgbench replays the same random values when it retries.
         let saved_rng = rng_func.clone();
+        if retrying {
+            saved_slots.copy_from_slice(&slots);
+        }
         let mut retries: u32 = 0;
-        let result = loop {
+        let (result, end) = loop {
             match run_script(s, txn, &mut slots, &mut params, &mut rng_func, &sh.stop) {
-                Ok(()) => break Ok(()),
+                Ok(()) => break (Ok(()), Instant::now()),
                 Err(e) => {
+                    // The failed transaction ends when its error arrives; the
+                    // clean-up ROLLBACK below is not part of it.
+                    let failed_at = Instant::now();
                     if sh.stop.load(Relaxed) {
                         return; // sample is being discarded
                     }
                     if e.status == Status::Connection {
-                        break Err(e);
+                        break (Err(e), failed_at);
                     }
                     if let Err(re) = s.rollback_if_needed() {
                         if re.status == Status::Connection {
-                            break Err(re);
+                            break (Err(re), failed_at);
                         }
                     }
                     // Like pgbench, no retry once the run's time is up.
@@ -752,13 +841,14 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
                     if e.status.retryable() && retries + 1 < plan.max_tries && time_left {
                         retries += 1;
                         rng_func = saved_rng.clone();
+                        slots.copy_from_slice(&saved_slots);
                         continue;
                     }
-                    break Err(e);
+                    break (Err(e), failed_at);
                 }
             }
         };
-        let end = Instant::now();
+        last_end = Some(end);
 
         let (status, code) = match &result {
             Ok(()) => (Status::Ok, -1),
@@ -773,12 +863,23 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
             txn: t as i16,
             status: status as i8,
         });
-        stats.record(status == Status::Ok, end.saturating_duration_since(intended).as_nanos() as u64);
+        stats.record(
+            status == Status::Ok,
+            end.saturating_duration_since(intended).as_nanos() as u64,
+        );
 
         if let Err(e) = result {
             if plan.abort_on_error {
-                let kind = if e.status == Status::Connection { FatalKind::Connect } else { FatalKind::Query };
-                sh.fail(Fatal { kind, message: e.message, code: e.code });
+                let kind = if e.status == Status::Connection {
+                    FatalKind::Connect
+                } else {
+                    FatalKind::Query
+                };
+                sh.fail(Fatal {
+                    kind,
+                    message: e.message,
+                    code: e.code,
+                });
                 return;
             }
             if e.status == Status::Connection {
@@ -787,7 +888,7 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
             }
         }
     }
-    out.finished = Some(Instant::now());
+    out.finished = last_end;
 }
 
 #[cfg(test)]
@@ -797,7 +898,19 @@ mod tests {
     #[test]
     fn histogram_buckets() {
         let mut last = 0;
-        for v in [0u64, 1, 15, 16, 17, 31, 32, 1000, 1_000_000, 123_456_789, u64::MAX] {
+        for v in [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            31,
+            32,
+            1000,
+            1_000_000,
+            123_456_789,
+            u64::MAX,
+        ] {
             let b = bucket_of(v);
             assert!(b >= last && b < BUCKETS, "{v} -> {b}");
             last = b;
@@ -810,11 +923,19 @@ mod tests {
 
     fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Plan {
         Plan {
-            transactions: vec![Transaction { name: "t".into(), weight: 1, commands }],
+            transactions: vec![Transaction {
+                name: "t".into(),
+                weight: 1,
+                commands,
+            }],
             sqls: sql
                 .into_iter()
                 .enumerate()
-                .map(|(i, (t, n))| SqlText { text: t.into(), n_params: n, origin: (0, i + 1) })
+                .map(|(i, (t, n))| SqlText {
+                    text: t.into(),
+                    n_params: n,
+                    origin: (0, i + 1),
+                })
                 .collect(),
             session_sql: vec![],
             slots: vec![Value::Unset; 2],
@@ -841,14 +962,20 @@ mod tests {
         let cmds = vec![
             Command::Set(
                 0,
-                Expr::Call(crate::script::Func::Random, vec![Expr::Int(1), Expr::Int(10)]),
+                Expr::Call(
+                    crate::script::Func::Random,
+                    vec![Expr::Int(1), Expr::Int(10)],
+                ),
             ),
             Command::Sql(0, vec![0]),
             Command::Sql(1, vec![1]),
         ];
         let p = plan(
             2,
-            vec![("UPDATE a SET n = n + 1 WHERE id = ?1", 1), ("INSERT INTO u VALUES (?1)", 1)],
+            vec![
+                ("UPDATE a SET n = n + 1 WHERE id = ?1", 1),
+                ("INSERT INTO u VALUES (?1)", 1),
+            ],
             cmds,
         );
         let sample = Sample::start(p, Target::parse(&target).unwrap()).unwrap();
@@ -862,8 +989,14 @@ mod tests {
         assert_eq!(ok, 2);
         assert_eq!(pr.ok, 2);
         assert_eq!(pr.errors, 498);
-        assert!(c.status.iter().all(|&s| s == 0 || s == Status::Constraint as i8));
-        assert_eq!(r.error_codes, vec!["SQLITE_CONSTRAINT_PRIMARYKEY".to_string()]);
+        assert!(c
+            .status
+            .iter()
+            .all(|&s| s == 0 || s == Status::Constraint as i8));
+        assert_eq!(
+            r.error_codes,
+            vec!["SQLITE_CONSTRAINT_PRIMARYKEY".to_string()]
+        );
         assert!(c.end_ns.iter().zip(&c.start_ns).all(|(e, s)| e >= s));
         assert!(r.end_ns >= r.t0_ns);
         // Updates ran before the failing insert in every transaction.
@@ -903,17 +1036,34 @@ mod tests {
         while !sample.wait(Duration::from_millis(100)) {}
         let f = sample.finish().err().unwrap();
         assert_eq!(f.kind, FatalKind::Connect);
-        assert!(f.message.starts_with("cannot connect"), "{}", f.message);
+        assert!(
+            f.message.starts_with("cannot open SQLite database"),
+            "{}",
+            f.message
+        );
 
         let dir = std::env::temp_dir();
-        let t = Target::parse(&format!("sqlite://{}/wb-empty-{}.db", dir.display(), std::process::id()))
-            .unwrap();
-        let p = plan(2, vec![("SELECT * FROM missing WHERE x = ?1", 1)], vec![Command::Sql(0, vec![0])]);
+        let t = Target::parse(&format!(
+            "sqlite://{}/wb-empty-{}.db",
+            dir.display(),
+            std::process::id()
+        ))
+        .unwrap();
+        let p = plan(
+            2,
+            vec![("SELECT * FROM missing WHERE x = ?1", 1)],
+            vec![Command::Sql(0, vec![0])],
+        );
         let sample = Sample::start(p, t).unwrap();
         while !sample.wait(Duration::from_millis(100)) {}
         let f = sample.finish().err().unwrap();
         assert_eq!(f.kind, FatalKind::Query);
-        assert!(f.message.contains("prepare failed for statement 1 of transaction 't'"), "{}", f.message);
+        assert!(
+            f.message
+                .contains("prepare failed for statement 1 of transaction 't'"),
+            "{}",
+            f.message
+        );
         let _ = std::fs::remove_file(dir.join(format!("wb-empty-{}.db", std::process::id())));
     }
 }

@@ -112,7 +112,8 @@ impl Prng {
     /// evaluating functions and open-loop arrivals must not perturb each other,
     /// so the same seed reproduces the same choices whatever the rate.
     pub fn new(seed: u64, session: u64, stream: u64) -> Prng {
-        let mixed = splitmix64(seed ^ splitmix64(session.wrapping_mul(0x9E37_79B9).wrapping_add(stream)));
+        let mixed =
+            splitmix64(seed ^ splitmix64(session.wrapping_mul(0x9E37_79B9).wrapping_add(stream)));
         Prng(Xoshiro256PlusPlus::seed_from_u64(mixed))
     }
 
@@ -183,11 +184,18 @@ pub fn random_uniform(rng: &mut Prng, lb: i64, ub: i64) -> Result<i64, ScriptErr
     Ok(lb.wrapping_add(rng.below_inclusive(span) as i64))
 }
 
-pub fn random_exponential(rng: &mut Prng, lb: i64, ub: i64, param: f64) -> Result<i64, ScriptError> {
+pub fn random_exponential(
+    rng: &mut Prng,
+    lb: i64,
+    ub: i64,
+    param: f64,
+) -> Result<i64, ScriptError> {
     let span = check_range(lb, ub)?;
     // NaN fails too.
     if param.is_nan() || param <= 0.0 {
-        return Err(ScriptError("exponential parameter must be greater than zero"));
+        return Err(ScriptError(
+            "exponential parameter must be greater than zero",
+        ));
     }
     let cut = (-param).exp();
     let uniform = 1.0 - rng.double();
@@ -233,7 +241,9 @@ fn iterative_zipfian(rng: &mut Prng, n: f64, s: f64) -> i64 {
 pub fn random_zipfian(rng: &mut Prng, lb: i64, ub: i64, s: f64) -> Result<i64, ScriptError> {
     let span = check_range(lb, ub)?;
     if !(MIN_ZIPFIAN_PARAM..=MAX_ZIPFIAN_PARAM).contains(&s) {
-        return Err(ScriptError("zipfian parameter must be in range [1.001, 1000]"));
+        return Err(ScriptError(
+            "zipfian parameter must be in range [1.001, 1000]",
+        ));
     }
     let n = span as f64 + 1.0;
     Ok(lb.wrapping_add(iterative_zipfian(rng, n, s) - 1))
@@ -387,7 +397,11 @@ fn call(f: Func, args: &[Expr], slots: &[Value], rng: &mut Prng) -> EvalResult {
                     bf = x;
                 }
             }
-            Ok(if any_float { Value::Float(bf) } else { Value::Int(bi) })
+            Ok(if any_float {
+                Value::Float(bf)
+            } else {
+                Value::Int(bi)
+            })
         }
     }
 }
@@ -455,14 +469,29 @@ mod tests {
     fn functions() {
         assert_eq!(ev(&call(Func::Abs, vec![i(-3)])), Ok(Value::Int(3)));
         assert_eq!(ev(&call(Func::Abs, vec![f(-3.5)])), Ok(Value::Float(3.5)));
-        assert_eq!(ev(&call(Func::Least, vec![i(3), i(-1), i(2)])), Ok(Value::Int(-1)));
-        assert_eq!(ev(&call(Func::Greatest, vec![i(3), i(-1), i(2)])), Ok(Value::Int(3)));
-        assert_eq!(ev(&call(Func::Least, vec![i(3), f(2.5)])), Ok(Value::Float(2.5)));
-        assert_eq!(ev(&call(Func::Greatest, vec![i(3), f(2.5)])), Ok(Value::Float(3.0)));
+        assert_eq!(
+            ev(&call(Func::Least, vec![i(3), i(-1), i(2)])),
+            Ok(Value::Int(-1))
+        );
+        assert_eq!(
+            ev(&call(Func::Greatest, vec![i(3), i(-1), i(2)])),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            ev(&call(Func::Least, vec![i(3), f(2.5)])),
+            Ok(Value::Float(2.5))
+        );
+        assert_eq!(
+            ev(&call(Func::Greatest, vec![i(3), f(2.5)])),
+            Ok(Value::Float(3.0))
+        );
         assert_eq!(ev(&call(Func::Int, vec![f(-2.9)])), Ok(Value::Int(-2)));
         assert_eq!(ev(&call(Func::Double, vec![i(2)])), Ok(Value::Float(2.0)));
         assert_eq!(ev(&call(Func::Sqrt, vec![i(16)])), Ok(Value::Float(4.0)));
-        let r = ev(&call(Func::Least, vec![call(Func::Random, vec![i(1), i(1000)]), f(2000.0)]));
+        let r = ev(&call(
+            Func::Least,
+            vec![call(Func::Random, vec![i(1), i(1000)]), f(2000.0)],
+        ));
         match r {
             Ok(Value::Float(x)) => assert!((1.0..=1000.0).contains(&x)),
             other => panic!("{other:?}"),
@@ -503,8 +532,13 @@ mod tests {
             let c = v.iter().filter(|&&x| x == k).count() as f64 / v.len() as f64;
             assert!((c - 1.0 / 11.0).abs() < 0.005, "{k}: {c}");
         }
-        assert_eq!(sample(10, 1, |r| random_uniform(r, 5, 5).unwrap()), vec![5; 10]);
-        let w = sample(10_000, 2, |r| random_uniform(r, -(1 << 61), 1 << 61).unwrap());
+        assert_eq!(
+            sample(10, 1, |r| random_uniform(r, 5, 5).unwrap()),
+            vec![5; 10]
+        );
+        let w = sample(10_000, 2, |r| {
+            random_uniform(r, -(1 << 61), 1 << 61).unwrap()
+        });
         assert!(w.iter().any(|&x| x < 0) && w.iter().any(|&x| x > 0));
     }
 
@@ -526,7 +560,10 @@ mod tests {
         assert!(v.iter().all(|&x| (1..=100).contains(&x)));
         assert!((mean(&v) - 50.5).abs() < 0.2, "{}", mean(&v));
         // stdev of the range is 100 / (2 * 4) = 12.5: about 68% within +-12.5.
-        let within = v.iter().filter(|&&x| (x as f64 - 50.5).abs() <= 12.5).count() as f64
+        let within = v
+            .iter()
+            .filter(|&&x| (x as f64 - 50.5).abs() <= 12.5)
+            .count() as f64
             / v.len() as f64;
         assert!((within - 0.68).abs() < 0.03, "{within}");
     }
@@ -542,7 +579,10 @@ mod tests {
             assert!(c1 > c2 && c2 > c3);
             let ratio = c1 / c2;
             let expect = 2f64.powf(s);
-            assert!((ratio / expect - 1.0).abs() < 0.05, "s={s}: {ratio} vs {expect}");
+            assert!(
+                (ratio / expect - 1.0).abs() < 0.05,
+                "s={s}: {ratio} vs {expect}"
+            );
         }
         // Offset range.
         let v = sample(10_000, 8, |r| random_zipfian(r, 100, 109, 2.0).unwrap());

@@ -193,6 +193,8 @@ def _print_summary(
         sys.stdout.write(render.summary_markdown(info, rows))
     else:
         console.print(render.summary_table(info, rows))
+        for warning in render.summary_warnings(rows):
+            console.print(f"[yellow]warning:[/yellow] {_escape(warning)}", highlight=False)
         if info.status != "complete":
             console.print(
                 f"[yellow]run {info.run_id} is {info.status}[/yellow]"

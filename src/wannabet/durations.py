@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)")
@@ -13,9 +14,9 @@ def parse_duration(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError(_hint(value))
     if isinstance(value, int | float):
-        if value < 0:
-            raise ValueError(f"{value!r} is negative; {_hint(value)}")
-        return float(value)
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(_hint(value))
+        return _bounded(float(value), value)
     if not isinstance(value, str):
         raise ValueError(_hint(value))
     text = value.strip().replace(" ", "")
@@ -27,7 +28,17 @@ def parse_duration(value: object) -> float:
         pos = m.end()
     if pos != len(text) or not text:
         raise ValueError(_hint(value))
-    return total
+    return _bounded(total, value)
+
+
+#: longer than this is surely a typo, and would overflow nanosecond clocks further down
+MAX_SECONDS = 30 * 86_400
+
+
+def _bounded(seconds: float, value: object) -> float:
+    if seconds > MAX_SECONDS:
+        raise ValueError(f'{value!r} is longer than 30 days; write e.g. "5s" or "10m"')
+    return seconds
 
 
 def format_duration(seconds: float) -> str:

@@ -66,7 +66,9 @@ class ConnectError(TargetError):
 
 
 class QueryError(TargetError):
-    """A statement sent to the target failed."""
+    """A statement sent to the target failed; ``index`` numbers it within a batch, from 0."""
+
+    index: int | None = None
 
 
 class StoreError(WannabetError):

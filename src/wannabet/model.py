@@ -89,17 +89,14 @@ class SqlCommand:
     def render(self, style: Literal["dollar", "qmark"]) -> tuple[str, tuple[str, ...]]:
         """The statement with native placeholders, and the variables in placeholder order.
 
-        A variable used twice gets one placeholder, so its value is bound once.
+        Every occurrence gets its own placeholder, as in pgbench: PostgreSQL may infer a
+        different type for each use of the same variable.
         """
-        order: list[str] = []
         pieces = [self.parts[0]]
-        for name, literal in zip(self.params, self.parts[1:], strict=True):
-            if name not in order:
-                order.append(name)
-            n = order.index(name) + 1
+        for n, literal in enumerate(self.parts[1:], start=1):
             pieces.append(f"${n}" if style == "dollar" else f"?{n}")
             pieces.append(literal)
-        return "".join(pieces), tuple(order)
+        return "".join(pieces), self.params
 
 
 Command = SetCommand | SleepCommand | SqlCommand

@@ -27,7 +27,7 @@ from wannabet.errors import Interrupted, QueryError, WannabetError
 from wannabet.model import Condition, Experiment, ScheduledSample
 from wannabet.script import split_sql
 from wannabet.store import ConditionRow, SampleRow, Store
-from wannabet.targets import Target
+from wannabet.targets import Target, redact
 
 
 class RunObserver(Protocol):
@@ -155,7 +155,8 @@ def run_experiment(
         kind="run",
         description=experiment.description,
         source=experiment.source_path,
-        spec_text=experiment.source_text,
+        # The file may hold a target URL with a password: store it scrubbed.
+        spec_text=redact(experiment.source_text, target.password),
         target=target.display,
         target_kind=target.kind,
         seed=sampling.seed,
@@ -231,24 +232,21 @@ def run_experiment(
 
 
 def _execute_all(engine: Engine, target: Target, sql: str, where: str) -> None:
-    """Run a SQL batch statement by statement, so errors name the statement that failed.
+    """Run a SQL batch statement by statement on one connection.
 
-    Statement by statement also lets PostgreSQL run commands that refuse to run inside the
-    implicit transaction of a multi-statement query (ALTER SYSTEM, VACUUM, CREATE DATABASE).
-    SQLite batches run whole, so an explicit BEGIN ... COMMIT in them spans the batch.
+    Statement by statement lets PostgreSQL run commands that refuse the implicit transaction of
+    a multi-statement query (ALTER SYSTEM, VACUUM, CREATE DATABASE), and lets the error name the
+    statement that failed; one connection keeps BEGIN ... COMMIT, SET and temporary tables
+    working across statements.
     """
-    if target.kind == "sqlite":
-        try:
-            engine.execute(target, sql)
-        except QueryError as exc:
-            raise QueryError(f"{where} failed: {exc}", code=exc.code) from None
-        return
     statements = split_sql(sql)
-    for index, statement in enumerate(statements, start=1):
-        try:
-            engine.execute(target, statement)
-        except QueryError as exc:
-            first = statement.strip().split("\n", 1)[0][:60]
-            raise QueryError(
-                f"{where}, statement {index} ({first!r}) failed: {exc}", code=exc.code
-            ) from None
+    try:
+        engine.execute_many(target, statements)
+    except QueryError as exc:
+        index = exc.index
+        if index is None or not 0 <= index < len(statements):
+            raise QueryError(f"{where} failed: {exc}", code=exc.code) from None
+        first = statements[index].strip().split("\n", 1)[0][:60]
+        raise QueryError(
+            f"{where}, statement {index + 1} ({first!r}) failed: {exc}", code=exc.code
+        ) from None

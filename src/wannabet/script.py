@@ -15,6 +15,7 @@ turns them into file lines.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable
 
@@ -120,7 +121,39 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
 
 
 def _only_comments(text: str) -> bool:
-    return all(not ln.strip() or ln.strip().startswith("--") for ln in text.split("\n"))
+    """True when ``text`` holds nothing but white space and ``--`` or ``/* */`` comments."""
+    return _strip_comments(text).strip() == ""
+
+
+def _strip_comments(text: str) -> str:
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text.startswith("--", i):
+            close = text.find("\n", i)
+            i = n if close < 0 else close
+        elif text.startswith("/*", i):
+            i = _block_comment_end(text, i)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _block_comment_end(text: str, i: int) -> int:
+    """The offset after the ``/* ... */`` comment starting at ``i``; they nest in PostgreSQL."""
+    depth, i, n = 0, i, len(text)
+    while i < n:
+        if text.startswith("/*", i):
+            depth += 1
+            i += 2
+        elif text.startswith("*/", i):
+            depth -= 1
+            i += 2
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    return n
 
 
 def _parse_meta(line: str, lineno: int, defined: set[str]) -> Command:
@@ -152,7 +185,7 @@ def _parse_meta(line: str, lineno: int, defined: set[str]) -> Command:
         value = parts[0]
         if value.startswith(":"):
             expr: Expr = VarRef(_known(value[1:], lineno, defined))
-        elif value.isdigit():
+        elif re.fullmatch(r"[0-9]{1,18}", value):
             expr = IntLit(int(value))
         else:
             raise ScriptError(f"\\sleep takes an integer or a :variable, not {value!r}", lineno)
@@ -254,9 +287,15 @@ class _ExprParser:
         kind, value = tok
         self.pos += 1
         if kind == "int":
-            return IntLit(int(value))
+            number = int(value)
+            if number > 2**63 - 1:
+                raise ScriptError(f"{value} is too large for a 64-bit integer", self.lineno)
+            return IntLit(number)
         if kind == "float":
-            return FloatLit(float(value))
+            real = float(value)
+            if not math.isfinite(real):
+                raise ScriptError(f"{value} is too large for a floating-point number", self.lineno)
+            return FloatLit(real)
         if kind == "var":
             return VarRef(_known(value, self.lineno, self.defined))
         if kind == "name":
@@ -345,6 +384,13 @@ def _scan(text: str, *, want: str) -> Iterable[int]:
     i, n = 0, len(text)
     while i < n:
         c = text[i]
+        if c in "eE" and text.startswith("'", i + 1) and (i == 0 or not _word_char(text[i - 1])):
+            # E'...' strings take backslash escapes, so \' does not end them.
+            i += 2
+            while i < n and text[i] != "'":
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            continue
         if c in "'\"":
             close = text.find(c, i + 1)
             i = n if close < 0 else close + 1
@@ -354,8 +400,7 @@ def _scan(text: str, *, want: str) -> Iterable[int]:
             i = n if close < 0 else close + 1
             continue
         if text.startswith("/*", i):
-            close = text.find("*/", i + 2)
-            i = n if close < 0 else close + 2
+            i = _block_comment_end(text, i)
             continue
         if c == "$":
             m = re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", text[i:])
@@ -369,6 +414,10 @@ def _scan(text: str, *, want: str) -> Iterable[int]:
         i += 1
 
 
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 def _parse_sql(statement: str, lineno: int, defined: set[str]) -> SqlCommand:
     parts: list[str] = []
     params: list[str] = []
@@ -376,7 +425,8 @@ def _parse_sql(statement: str, lineno: int, defined: set[str]) -> SqlCommand:
     for pos in _scan(statement, want=":"):
         if statement.startswith("::", pos) or (pos > 0 and statement[pos - 1] == ":"):
             continue  # a PostgreSQL cast, not a placeholder
-        m = re.match(r"[A-Za-z0-9_]+", statement[pos + 1 :])
+        # A name starts with a letter or _, so array slices like a[1:2] stay SQL.
+        m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", statement[pos + 1 :])
         if not m:
             continue
         line = lineno + statement.count("\n", 0, pos)

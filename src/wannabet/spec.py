@@ -7,6 +7,7 @@ the problem. See ``docs/experiment-file.md`` for the format.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -43,6 +44,9 @@ _TRANSACTION_KEYS = ("name", "weight", "script")
 _FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql")
 _SAMPLING_KEYS = ("samples", "duration", "transactions", "warmup", "cooldown", "order", "seed")
 _ORDERS = ("randomized-blocks", "blocks", "sequential")
+#: the engine's integers are 64-bit; beyond this a value is a typo, not a plan
+_MAX_INT = 2**63 - 1
+_MIN_DURATION_S = 0.001
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -113,13 +117,22 @@ class _Reader:
         return value
 
     def integer(
-        self, data: Mapping[str, Any], key: str, full: str, default: int, *, minimum: int
+        self,
+        data: Mapping[str, Any],
+        key: str,
+        full: str,
+        default: int,
+        *,
+        minimum: int,
+        maximum: int = _MAX_INT,
     ) -> int:
         value = data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(full, f"must be a whole number, not {_type(value)}")
         if value < minimum:
             raise self.fail(full, f"must be at least {minimum}, got {value}")
+        if value > maximum:
+            raise self.fail(full, f"must be at most {maximum:,}, got {value:,}")
         return value
 
     def duration(self, data: Mapping[str, Any], key: str, full: str, default: float) -> float:
@@ -164,7 +177,7 @@ class _Reader:
 
     def workload(self, data: Mapping[str, Any]) -> Workload:
         self.check_keys(data, _WORKLOAD_KEYS, "workload")
-        sessions = self.integer(data, "sessions", "workload.sessions", 1, minimum=1)
+        sessions = self.integer(data, "sessions", "workload.sessions", 1, minimum=1, maximum=10_000)
         variables = self.variables(data.get("variables", {}))
         known = set(PREDEFINED_VARIABLES) | {name for name, _ in variables}
         raw = data.get("transactions")
@@ -183,8 +196,14 @@ class _Reader:
                     f"{key}.name", f"duplicate transaction name {tname!r}; names must be unique"
                 )
             weight = entry.get("weight", 1)
-            if isinstance(weight, bool) or not isinstance(weight, int) or weight <= 0:
-                raise self.fail(f"{key}.weight", f"must be a whole number > 0, got {weight!r}")
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, int)
+                or not 0 < weight <= 1_000_000
+            ):
+                raise self.fail(
+                    f"{key}.weight", f"must be a whole number > 0 (up to 1,000,000), got {weight!r}"
+                )
             script_text = self.string(entry, "script", f"{key}.script", required=True)
             try:
                 script = parse_script(script_text, known_variables=known)
@@ -194,7 +213,10 @@ class _Reader:
             transactions.append(Transaction(name=tname, weight=weight, script=script))
         rate = data.get("rate")
         if rate is not None and (
-            isinstance(rate, bool) or not isinstance(rate, int | float) or rate <= 0
+            isinstance(rate, bool)
+            or not isinstance(rate, int | float)
+            or not math.isfinite(rate)
+            or not 0 < rate <= 10_000_000
         ):
             raise self.fail(
                 "workload.rate", f"must be a number of transactions per second > 0, got {rate!r}"
@@ -209,7 +231,9 @@ class _Reader:
             session_sql=self.sql_list(data, "session_sql", "workload.session_sql"),
             rate=float(rate) if rate is not None else None,
             on_error=on_error,
-            max_tries=self.integer(data, "max_tries", "workload.max_tries", 1, minimum=1),
+            max_tries=self.integer(
+                data, "max_tries", "workload.max_tries", 1, minimum=1, maximum=1_000_000
+            ),
         )
 
     def variables(self, raw: Any) -> tuple[tuple[str, int | float], ...]:
@@ -226,6 +250,8 @@ class _Reader:
                 )
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise self.fail(key, f"must be a number, not {_type(value)}")
+            if (isinstance(value, int) and abs(value) > _MAX_INT) or not math.isfinite(value):
+                raise self.fail(key, f"{value!r} is out of range for a 64-bit number")
             out.append((name, value))
         return tuple(out)
 
@@ -289,10 +315,14 @@ class _Reader:
 
     def sampling(self, data: Mapping[str, Any]) -> SamplingPlan:
         self.check_keys(data, _SAMPLING_KEYS, "sampling")
-        samples = self.integer(data, "samples", "sampling.samples", 10, minimum=1)
+        samples = self.integer(
+            data, "samples", "sampling.samples", 10, minimum=1, maximum=1_000_000
+        )
         transactions = data.get("transactions")
         if transactions is not None and (
-            isinstance(transactions, bool) or not isinstance(transactions, int) or transactions < 1
+            isinstance(transactions, bool)
+            or not isinstance(transactions, int)
+            or not 1 <= transactions <= 2**62
         ):
             raise self.fail(
                 "sampling.transactions", f"must be a whole number ≥ 1, got {transactions!r}"
@@ -300,15 +330,17 @@ class _Reader:
         duration: float | None = self.duration(data, "duration", "sampling.duration", 5.0)
         if transactions is not None and "duration" not in data:
             duration = None
-        if duration is not None and duration <= 0:
-            raise self.fail("sampling.duration", "must be longer than 0s")
+        if duration is not None and duration < _MIN_DURATION_S:
+            raise self.fail("sampling.duration", "must be at least 1ms")
         order = data.get("order", "randomized-blocks")
         if order not in _ORDERS:
             hint = difflib.get_close_matches(str(order), _ORDERS, n=1)
             advice = f"did you mean {hint[0]!r}?" if hint else f"use one of {', '.join(_ORDERS)}"
             raise self.fail("sampling.order", f"unknown order {order!r}; {advice}")
         seed = data.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_INT
+        ):
             raise self.fail("sampling.seed", f"must be a whole number ≥ 0, got {seed!r}")
         if seed is None:
             import secrets
@@ -318,7 +350,10 @@ class _Reader:
             samples=samples,
             duration_s=duration,
             transactions=transactions,
-            warmup_s=self.duration(data, "warmup", "sampling.warmup", 1.0),
+            # A count-based sample has no time budget to spend on warm-up unless asked for.
+            warmup_s=self.duration(
+                data, "warmup", "sampling.warmup", 1.0 if duration is not None else 0.0
+            ),
             cooldown_s=self.duration(data, "cooldown", "sampling.cooldown", 0.0),
             order=order,
             seed=seed,

@@ -18,7 +18,9 @@ from wannabet.errors import SpecError
 
 Kind = Literal["sqlite", "postgresql"]
 
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@\s]*:)([^@\s]*)(@)")
+# user:password@host: the password runs to the LAST "@" before a host without one, so a raw "@"
+# in a password is scrubbed too (over-redacting is the safe direction).
+_PASSWORD_IN_URL = re.compile(r"(://[^:/@\s]*:)(\S*)(@[^@\s]*)")
 _PASSWORD_KV = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
 
 
@@ -43,8 +45,8 @@ class Target:
     def password(self) -> str | None:
         if self.kind != "postgresql":
             return None
-        pw = urlsplit(self.url).password
-        return unquote(pw) if pw else None
+        m = _PASSWORD_IN_URL.search(self.url)
+        return unquote(m.group(2)) if m and m.group(2) else None
 
 
 def parse_target(url: str, *, key: str = "target") -> Target:
@@ -68,6 +70,13 @@ def parse_target(url: str, *, key: str = "target") -> Target:
         return Target(kind="sqlite", url=f"sqlite://{path}", path=path)
     if scheme in ("postgresql", "postgres"):
         parts = urlsplit(url)
+        if parts.netloc.count("@") > 1:
+            # Never echo this URL: where its password ends is exactly what is unclear.
+            raise SpecError(
+                "the user name or password in the PostgreSQL URL contains a raw '@'; write it"
+                " as %40, or leave the password out of the URL and set PGPASSWORD",
+                key=key,
+            )
         if not parts.hostname and "host=" not in parts.query:
             raise SpecError(
                 f"{redact(url)!r} names no host; write postgresql://user@host:5432/dbname", key=key

@@ -3,6 +3,9 @@
 pub mod postgres;
 pub mod sqlite;
 
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use crate::script::Value;
 
 /// Index into `STATUS_NAMES`; the order is part of the Python contract.
@@ -37,7 +40,10 @@ impl Status {
 
     /// Failures that a plain re-run of the transaction can fix.
     pub fn retryable(self) -> bool {
-        matches!(self, Status::Serialization | Status::Deadlock | Status::Lock)
+        matches!(
+            self,
+            Status::Serialization | Status::Deadlock | Status::Lock
+        )
     }
 }
 
@@ -51,7 +57,11 @@ pub struct DbError {
 
 impl DbError {
     pub fn new(status: Status, code: Option<String>, message: impl Into<String>) -> DbError {
-        DbError { status, code, message: message.into() }
+        DbError {
+            status,
+            code,
+            message: message.into(),
+        }
     }
 }
 
@@ -88,15 +98,51 @@ impl Target {
     pub fn parse(target: &str) -> DbResult<Target> {
         if let Some(path) = target.strip_prefix("sqlite://") {
             if path.is_empty() {
-                return Err(DbError::new(Status::Connection, None, "empty SQLite path in target"));
+                return Err(DbError::new(
+                    Status::Connection,
+                    None,
+                    "empty SQLite path in target",
+                ));
             }
             return Ok(Target::Sqlite(path.into()));
         }
         if target.starts_with("postgresql://") || target.starts_with("postgres://") {
             // Never echo the target: it may carry a password.
-            let cfg = target.parse::<tokio_postgres::Config>().map_err(|e| {
-                DbError::new(Status::Connection, None, format!("invalid PostgreSQL URL: {e}"))
+            let mut cfg = target.parse::<tokio_postgres::Config>().map_err(|e| {
+                DbError::new(
+                    Status::Connection,
+                    None,
+                    format!("invalid PostgreSQL URL: {e}"),
+                )
             })?;
+            // libpq would wait forever by default; a server that accepts TCP but
+            // never answers must not hang us. An explicit connect_timeout
+            // (even 0 = no limit) is left alone.
+            if !target.contains("connect_timeout=") {
+                cfg.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+            }
+            // tokio-postgres requires a user name; libpq defaults it (and the
+            // database name) so that `postgresql:///db` works.
+            // (`postgresql://:secret@host/db` parses as an empty user: same thing.)
+            if cfg.get_user().is_none_or(str::is_empty) {
+                match default_pg_user() {
+                    Some(u) => {
+                        cfg.user(u);
+                    }
+                    None => {
+                        return Err(DbError::new(
+                            Status::Connection,
+                            None,
+                            "no PostgreSQL user name in the URL, $PGUSER or the OS account",
+                        ))
+                    }
+                }
+            }
+            if cfg.get_dbname().is_none_or(str::is_empty) {
+                let db = std::env::var("PGDATABASE").ok().filter(|d| !d.is_empty());
+                let db = db.unwrap_or_else(|| cfg.get_user().unwrap_or_default().to_string());
+                cfg.dbname(db);
+            }
             return Ok(Target::Postgres(Box::new(cfg)));
         }
         Err(DbError::new(
@@ -105,6 +151,101 @@ impl Target {
             "unsupported target: expected sqlite:///path or postgresql://...",
         ))
     }
+}
+
+/// Applied when the URL has no `connect_timeout`: to the TCP connect and,
+/// separately, to the startup/authentication handshake.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The user name libpq would use: $PGUSER, else the OS account of the
+/// effective uid (getpwuid, as libpq does), else $USER.
+fn default_pg_user() -> Option<String> {
+    if let Some(u) = std::env::var("PGUSER").ok().filter(|u| !u.is_empty()) {
+        return Some(u);
+    }
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: plain getpwuid_r with a caller-owned buffer; the name is
+    // copied out before the buffer goes away.
+    let name = unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut res: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut res,
+        );
+        if rc == 0 && !res.is_null() && !pw.pw_name.is_null() {
+            Some(
+                std::ffi::CStr::from_ptr(pw.pw_name)
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        } else {
+            None
+        }
+    };
+    name.filter(|n| !n.is_empty())
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+}
+
+/// What another thread needs to stop a session's running statement.
+pub enum CancelHandle {
+    /// A CancelRequest on a new socket to the same server.
+    Postgres(postgres::CancelInfo),
+    /// sqlite3_interrupt; safe to call even after the connection closed.
+    Sqlite(rusqlite::InterruptHandle),
+}
+
+#[derive(Default)]
+struct CancelState {
+    cancelled: bool,
+    handles: Vec<CancelHandle>,
+}
+
+/// Shared between the sessions of one call and the thread that waits for
+/// them (the Python thread), which uses it on Ctrl-C or stop.
+#[derive(Clone, Default)]
+pub struct Canceller(Arc<Mutex<CancelState>>);
+
+impl Canceller {
+    /// False once `cancel` was called: the session must not start work
+    /// nobody waits for any more.
+    fn register(&self, h: CancelHandle) -> bool {
+        let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if st.cancelled {
+            return false;
+        }
+        st.handles.push(h);
+        true
+    }
+
+    /// Cancels whatever every registered session is running, giving up at
+    /// `deadline` (an unreachable server must not hold up Ctrl-C). Handles of
+    /// sessions that already ended are harmless: PostgreSQL ignores a cancel
+    /// key it does not know, and interrupting a closed SQLite handle is a no-op.
+    /// Returns false when no session had registered yet (still connecting:
+    /// it will give up on its own when it tries to register).
+    pub fn cancel(&self, deadline: Instant) -> bool {
+        let handles = {
+            let mut st = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            st.cancelled = true;
+            std::mem::take(&mut st.handles)
+        };
+        let any = !handles.is_empty();
+        for h in handles {
+            match h {
+                CancelHandle::Postgres(info) => info.cancel(deadline),
+                CancelHandle::Sqlite(i) => i.interrupt(),
+            }
+        }
+        any
+    }
+}
+
+fn interrupted() -> DbError {
+    DbError::new(Status::Connection, None, "interrupted")
 }
 
 /// Work to do with an open session, generic so the hot loop is monomorphized
@@ -117,15 +258,69 @@ pub trait WithSession {
 /// Opens a session for `target` and hands it to `f`. SQLite statements borrow
 /// their connection, so the session can only live inside this call.
 pub fn with_session<F: WithSession>(target: &Target, f: F) -> DbResult<F::Output> {
+    with_session_cancellable(target, &Canceller::default(), f)
+}
+
+/// Like `with_session`, registering the session with `cancel` before `f`
+/// runs. Errs (status Connection, "interrupted") if `cancel` already fired.
+pub fn with_session_cancellable<F: WithSession>(
+    target: &Target,
+    cancel: &Canceller,
+    f: F,
+) -> DbResult<F::Output> {
     match target {
         Target::Sqlite(path) => {
             let conn = sqlite::open(path)?;
+            if !cancel.register(CancelHandle::Sqlite(conn.get_interrupt_handle())) {
+                return Err(interrupted());
+            }
             let mut s = sqlite::SqliteSession::new(&conn);
             Ok(f.run(&mut s))
         }
         Target::Postgres(cfg) => {
             let mut s = postgres::PgSession::connect(cfg)?;
+            if !cancel.register(CancelHandle::Postgres(s.cancel_info())) {
+                return Err(interrupted());
+            }
             Ok(f.run(&mut s))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pg(url: &str) -> Box<tokio_postgres::Config> {
+        match Target::parse(url) {
+            Ok(Target::Postgres(c)) => c,
+            _ => panic!("{url} did not parse"),
+        }
+    }
+
+    #[test]
+    fn postgres_defaults() {
+        let c = pg("postgresql://someone@localhost/db");
+        assert_eq!(c.get_user(), Some("someone"));
+        assert_eq!(c.get_dbname(), Some("db"));
+        assert_eq!(c.get_connect_timeout(), Some(&DEFAULT_CONNECT_TIMEOUT));
+        assert_eq!(
+            pg("postgres://u@h/d?connect_timeout=3").get_connect_timeout(),
+            Some(&Duration::from_secs(3))
+        );
+        // connect_timeout=0 means "no limit", as in libpq.
+        assert_eq!(
+            pg("postgres://u@h/d?connect_timeout=0").get_connect_timeout(),
+            None
+        );
+        // No user: libpq's default (env or OS account); no database: the user's name
+        // unless $PGDATABASE says otherwise.
+        for url in ["postgresql://localhost", "postgresql://:pw@localhost/"] {
+            let c = pg(url);
+            assert!(c.get_user().is_some_and(|u| !u.is_empty()), "{url}");
+            if std::env::var_os("PGDATABASE").is_none() {
+                assert_eq!(c.get_dbname(), c.get_user(), "{url}");
+            }
         }
     }
 }

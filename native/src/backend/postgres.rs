@@ -15,8 +15,9 @@ use std::io;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
@@ -27,7 +28,9 @@ use tokio_postgres::config::Host;
 use tokio_postgres::error::Severity;
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::types::{IsNull, ToSql, Type};
-use tokio_postgres::{Client, Config, Connection, NoTls, SimpleQueryMessage, Statement};
+use tokio_postgres::{
+    CancelToken, Client, Config, Connection, NoTls, SimpleQueryMessage, Statement,
+};
 
 use super::{DbError, DbResult, Session, Status};
 use crate::script::Value;
@@ -43,6 +46,62 @@ struct IoState {
     readable: AtomicBool,
     /// A write would have blocked: also wait for POLLOUT.
     want_write: AtomicBool,
+    /// Status byte of the last ReadyForQuery seen ('I' idle, 'T' in a
+    /// transaction, 'E' in a failed one). tokio-postgres does not expose it.
+    txn_status: AtomicU8,
+}
+
+impl IoState {
+    fn new() -> Arc<IoState> {
+        Arc::new(IoState {
+            readable: AtomicBool::new(true),
+            want_write: AtomicBool::new(false),
+            txn_status: AtomicU8::new(b'I'),
+        })
+    }
+}
+
+/// Follows message boundaries in the bytes the server sends, just far enough
+/// to see each ReadyForQuery ('Z', length 5, one status byte). Only headers
+/// are looked at; bodies are skipped. With NoTls every byte from the server is
+/// a typed message (no SSL/GSS negotiation reply), so the framing holds from
+/// the first byte.
+#[derive(Default)]
+struct MsgScan {
+    hdr: [u8; 5],
+    have: usize,
+    /// Body bytes of the current message still to skip.
+    left: usize,
+    is_rfq: bool,
+}
+
+impl MsgScan {
+    fn feed(&mut self, mut data: &[u8], status: &AtomicU8) {
+        while !data.is_empty() {
+            if self.left > 0 {
+                if self.is_rfq {
+                    // The body of a ReadyForQuery is exactly its status byte.
+                    status.store(data[0], Relaxed);
+                    self.is_rfq = false;
+                }
+                let k = self.left.min(data.len());
+                self.left -= k;
+                data = &data[k..];
+                continue;
+            }
+            let k = (5 - self.have).min(data.len());
+            self.hdr[self.have..self.have + k].copy_from_slice(&data[..k]);
+            self.have += k;
+            data = &data[k..];
+            if self.have == 5 {
+                self.have = 0;
+                let len = u32::from_be_bytes([self.hdr[1], self.hdr[2], self.hdr[3], self.hdr[4]])
+                    as usize;
+                self.left = len.saturating_sub(4);
+                self.is_rfq = self.hdr[0] == b'Z' && self.left == 1;
+            }
+        }
+    }
 }
 
 enum SockInner {
@@ -53,13 +112,76 @@ enum SockInner {
 struct Sock {
     fd: RawFd,
     io: Arc<IoState>,
+    scan: MsgScan,
     /// Owns the descriptor (closes it on drop).
     _inner: SockInner,
 }
 
+impl Sock {
+    /// Makes the socket non-blocking (the driver polls it).
+    fn new(inner: SockInner) -> Sock {
+        let fd = match &inner {
+            SockInner::Tcp(s) => {
+                // Requests are single small writes; never let Nagle hold one back.
+                let _ = s.set_nodelay(true);
+                let _ = s.set_nonblocking(true);
+                s.as_raw_fd()
+            }
+            SockInner::Unix(s) => {
+                let _ = s.set_nonblocking(true);
+                s.as_raw_fd()
+            }
+        };
+        Sock {
+            fd,
+            io: IoState::new(),
+            scan: MsgScan::default(),
+            _inner: inner,
+        }
+    }
+}
+
+/// Where a session's socket went, so a CancelRequest reaches the same server.
+#[derive(Clone, Debug)]
+enum Peer {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+/// Everything needed to cancel a session's running statement from another
+/// thread: the server's cancel key and the address the session connected to.
+pub struct CancelInfo {
+    token: CancelToken,
+    peer: Peer,
+}
+
+impl CancelInfo {
+    /// Sends a CancelRequest on a new connection; best effort, never waits
+    /// past `deadline` (libpq's PQcancel does the same, blocking).
+    pub fn cancel(&self, deadline: Instant) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        let inner = match &self.peer {
+            Peer::Tcp(a) => TcpStream::connect_timeout(a, left).map(SockInner::Tcp),
+            Peer::Unix(p) => UnixStream::connect(p).map(SockInner::Unix),
+        };
+        let Ok(inner) = inner else { return };
+        let sock = Sock::new(inner);
+        let driver = Driver::new(sock.fd, sock.io.clone());
+        let _ = driver.block_on(self.token.cancel_query_raw(sock, NoTls), Some(deadline));
+    }
+}
+
 impl AsyncRead for Sock {
-    fn poll_read(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        if !self.io.readable.load(Relaxed) {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if !this.io.readable.load(Relaxed) {
             return Poll::Pending;
         }
         // SAFETY: recv writes at most `len` bytes into the unfilled part, and
@@ -67,13 +189,16 @@ impl AsyncRead for Sock {
         let unfilled = unsafe { buf.unfilled_mut() };
         let len = unfilled.len();
         loop {
-            let n = unsafe { libc::recv(self.fd, unfilled.as_mut_ptr().cast(), len, 0) };
+            let n = unsafe { libc::recv(this.fd, unfilled.as_mut_ptr().cast(), len, 0) };
             if n >= 0 {
                 let n = n as usize;
                 unsafe { buf.assume_init(n) };
                 buf.advance(n);
+                let filled = buf.filled();
+                this.scan
+                    .feed(&filled[filled.len() - n..], &this.io.txn_status);
                 if n < len {
-                    self.io.readable.store(false, Relaxed);
+                    this.io.readable.store(false, Relaxed);
                 }
                 return Poll::Ready(Ok(()));
             }
@@ -81,7 +206,7 @@ impl AsyncRead for Sock {
             match e.kind() {
                 io::ErrorKind::Interrupted => continue,
                 io::ErrorKind::WouldBlock => {
-                    self.io.readable.store(false, Relaxed);
+                    this.io.readable.store(false, Relaxed);
                     return Poll::Pending;
                 }
                 _ => return Poll::Ready(Err(e)),
@@ -91,9 +216,20 @@ impl AsyncRead for Sock {
 }
 
 impl AsyncWrite for Sock {
-    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
         loop {
-            let n = unsafe { libc::send(self.fd, data.as_ptr().cast(), data.len(), libc::MSG_NOSIGNAL) };
+            let n = unsafe {
+                libc::send(
+                    self.fd,
+                    data.as_ptr().cast(),
+                    data.len(),
+                    libc::MSG_NOSIGNAL,
+                )
+            };
             if n >= 0 {
                 return Poll::Ready(Ok(n as usize));
             }
@@ -142,7 +278,12 @@ struct Driver {
 impl Driver {
     fn new(fd: RawFd, io: Arc<IoState>) -> Driver {
         let flag = Arc::new(WakeFlag(AtomicBool::new(false)));
-        Driver { fd, io, waker: Waker::from(flag.clone()), flag }
+        Driver {
+            fd,
+            io,
+            waker: Waker::from(flag.clone()),
+            flag,
+        }
     }
 
     /// Polls `fut` to completion; sleeps in poll(2) on the socket whenever
@@ -167,14 +308,21 @@ impl Driver {
         if self.io.want_write.load(Relaxed) {
             events |= libc::POLLOUT;
         }
-        let mut pfd = libc::pollfd { fd: self.fd, events, revents: 0 };
+        let mut pfd = libc::pollfd {
+            fd: self.fd,
+            events,
+            revents: 0,
+        };
         loop {
             let timeout = match deadline {
                 None => -1,
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
-                        return Err(io::Error::new(io::ErrorKind::TimedOut, "timeout waiting for server"));
+                        return Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "timed out waiting for the server",
+                        ));
                     }
                     left.as_millis().clamp(1, i32::MAX as u128) as i32
                 }
@@ -227,7 +375,7 @@ fn run<T>(
     r.expect("poll(2) without deadline does not time out")
 }
 
-fn open_socket(cfg: &Config) -> Result<(Sock, String), String> {
+fn open_socket(cfg: &Config) -> Result<(Sock, String, Peer), String> {
     let hosts = cfg.get_hosts();
     let addrs = cfg.get_hostaddrs();
     let ports = cfg.get_ports();
@@ -240,48 +388,39 @@ fn open_socket(cfg: &Config) -> Result<(Sock, String), String> {
             1 => ports[0],
             _ => ports.get(i).copied().unwrap_or(5432),
         };
-        let host = hosts.get(i).cloned().unwrap_or_else(|| Host::Tcp("localhost".into()));
-        let (r, name): (io::Result<SockInner>, String) = match (addrs.get(i), host) {
+        let host = hosts
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| Host::Tcp("localhost".into()));
+        let (r, name): (io::Result<(SockInner, Peer)>, String) = match (addrs.get(i), host) {
             (Some(ip), _) => (
-                tcp_connect(&[SocketAddr::new(*ip, port)], timeout).map(SockInner::Tcp),
+                tcp_connect(&[SocketAddr::new(*ip, port)], timeout),
                 format!("{ip}:{port}"),
             ),
             (None, Host::Tcp(h)) => (
                 (h.as_str(), port)
                     .to_socket_addrs()
-                    .and_then(|a| tcp_connect(&a.collect::<Vec<_>>(), timeout))
-                    .map(SockInner::Tcp),
+                    .and_then(|a| tcp_connect(&a.collect::<Vec<_>>(), timeout)),
                 format!("{h}:{port}"),
             ),
             (None, Host::Unix(dir)) => {
                 let path = dir.join(format!(".s.PGSQL.{port}"));
-                (UnixStream::connect(&path).map(SockInner::Unix), path.display().to_string())
+                let name = path.display().to_string();
+                (
+                    UnixStream::connect(&path).map(|s| (SockInner::Unix(s), Peer::Unix(path))),
+                    name,
+                )
             }
         };
         match r {
-            Ok(inner) => {
-                let fd = match &inner {
-                    SockInner::Tcp(s) => {
-                        // Requests are single small writes; never let Nagle hold one back.
-                        let _ = s.set_nodelay(true);
-                        let _ = s.set_nonblocking(true);
-                        s.as_raw_fd()
-                    }
-                    SockInner::Unix(s) => {
-                        let _ = s.set_nonblocking(true);
-                        s.as_raw_fd()
-                    }
-                };
-                let io = Arc::new(IoState { readable: AtomicBool::new(true), want_write: AtomicBool::new(false) });
-                return Ok((Sock { fd, io, _inner: inner }, name));
-            }
+            Ok((inner, peer)) => return Ok((Sock::new(inner), name, peer)),
             Err(e) => last_err = format!("connection to {name} failed: {e}"),
         }
     }
     Err(last_err)
 }
 
-fn tcp_connect(addrs: &[SocketAddr], timeout: Option<Duration>) -> io::Result<TcpStream> {
+fn tcp_connect(addrs: &[SocketAddr], timeout: Option<Duration>) -> io::Result<(SockInner, Peer)> {
     let mut err = io::Error::new(io::ErrorKind::NotFound, "host name did not resolve");
     for a in addrs {
         let r = match timeout {
@@ -289,7 +428,7 @@ fn tcp_connect(addrs: &[SocketAddr], timeout: Option<Duration>) -> io::Result<Tc
             None => TcpStream::connect(a),
         };
         match r {
-            Ok(s) => return Ok(s),
+            Ok(s) => return Ok((SockInner::Tcp(s), Peer::Tcp(*a))),
             Err(e) => err = e,
         }
     }
@@ -353,6 +492,7 @@ pub struct PgSession {
     stmts: Vec<Prepared>,
     /// Reused across executions: no allocation per statement on our side.
     params: Vec<Param>,
+    peer: Peer,
 }
 
 /// Parameter lists longer than this fall back to a heap-allocated slice.
@@ -361,7 +501,7 @@ const INLINE_PARAMS: usize = 32;
 impl PgSession {
     pub fn connect(cfg: &Config) -> DbResult<PgSession> {
         let conn_err = |m: String| DbError::new(Status::Connection, None, m);
-        let (sock, name) = open_socket(cfg).map_err(conn_err)?;
+        let (sock, name, peer) = open_socket(cfg).map_err(conn_err)?;
         let driver = Driver::new(sock.fd, sock.io.clone());
         let deadline = cfg.get_connect_timeout().map(|t| Instant::now() + *t);
         let (client, conn) = driver
@@ -372,7 +512,21 @@ impl PgSession {
                 err.status = Status::Connection;
                 err
             })?;
-        Ok(PgSession { client: Some(client), conn, driver, stmts: Vec::new(), params: Vec::new() })
+        Ok(PgSession {
+            client: Some(client),
+            conn,
+            driver,
+            stmts: Vec::new(),
+            params: Vec::new(),
+            peer,
+        })
+    }
+
+    pub fn cancel_info(&self) -> CancelInfo {
+        CancelInfo {
+            token: self.client().cancel_token(),
+            peer: self.peer.clone(),
+        }
     }
 
     fn client(&self) -> &Client {
@@ -417,13 +571,18 @@ impl Session for PgSession {
 
     fn prepare(&mut self, sql: &str, n_params: usize) -> DbResult<()> {
         let client = self.client.as_ref().expect("open");
-        let stmt = run(&self.driver, &mut self.conn, client.prepare(sql)).map_err(|e| self.classify(e))?;
+        let stmt =
+            run(&self.driver, &mut self.conn, client.prepare(sql)).map_err(|e| self.classify(e))?;
         let types = stmt.params();
         if types.len() != n_params {
             return Err(DbError::new(
                 Status::Error,
                 None,
-                format!("statement has {} parameters but {} values are bound", types.len(), n_params),
+                format!(
+                    "statement has {} parameters but {} values are bound",
+                    types.len(),
+                    n_params
+                ),
             ));
         }
         let mut kinds = Vec::with_capacity(types.len());
@@ -465,29 +624,54 @@ impl Session for PgSession {
             for (slot, p) in refs.iter_mut().zip(&self.params) {
                 *slot = p;
             }
-            run(&self.driver, &mut self.conn, client.execute(stmt, &refs[..n]))
+            run(
+                &self.driver,
+                &mut self.conn,
+                client.execute(stmt, &refs[..n]),
+            )
         } else {
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                self.params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+            let refs: Vec<&(dyn ToSql + Sync)> = self
+                .params
+                .iter()
+                .map(|p| p as &(dyn ToSql + Sync))
+                .collect();
             run(&self.driver, &mut self.conn, client.execute(stmt, &refs))
         };
         r.map(|_| ()).map_err(|e| self.classify(e))
     }
 
     fn rollback_if_needed(&mut self) -> DbResult<()> {
-        // The blocking client does not expose the transaction status; ROLLBACK
-        // outside a transaction is only a warning, so always send it.
+        // ROLLBACK outside a transaction costs a round trip and a server
+        // WARNING, so only send it when the last ReadyForQuery said we are in
+        // one. The server flushes an ErrorResponse before its ReadyForQuery,
+        // so the status may still be the one from before the failed statement:
+        // that can only err towards an unneeded ROLLBACK (e.g. a failed
+        // COMMIT seen as 'T'), never skip a needed one, because a single
+        // extended-protocol statement cannot fail its way into a transaction.
+        if self.driver.io.txn_status.load(Relaxed) == b'I' {
+            return Ok(());
+        }
         let client = self.client.as_ref().expect("open");
-        run(&self.driver, &mut self.conn, client.batch_execute("ROLLBACK")).map_err(|e| self.classify(e))
+        run(
+            &self.driver,
+            &mut self.conn,
+            client.batch_execute("ROLLBACK"),
+        )
+        .map_err(|e| self.classify(e))
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
         let client = self.client.as_ref().expect("open");
-        let msgs = run(&self.driver, &mut self.conn, client.simple_query(sql)).map_err(|e| self.classify(e))?;
+        let msgs = run(&self.driver, &mut self.conn, client.simple_query(sql))
+            .map_err(|e| self.classify(e))?;
         let mut out = Vec::new();
         for m in msgs {
             if let SimpleQueryMessage::Row(row) = m {
-                out.push((0..row.len()).map(|i| row.get(i).map(str::to_string)).collect());
+                out.push(
+                    (0..row.len())
+                        .map(|i| row.get(i).map(str::to_string))
+                        .collect(),
+                );
             }
         }
         Ok(out)
@@ -534,7 +718,11 @@ fn convert(k: Kind, v: Value) -> Result<Param, String> {
 }
 
 impl ToSql for Param {
-    fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut BytesMut,
+    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
         match *self {
             Param::I16(x) => out.put_i16(x),
             Param::I32(x) => out.put_i32(x),
@@ -583,7 +771,13 @@ fn encode_numeric(v: Value, out: &mut BytesMut) {
             Value::Int(i) => std::io::Write::write_fmt(&mut cur, format_args!("{i}")),
             Value::Float(f) if f.is_nan() => return header(out, 0, 0, NUMERIC_NAN, 0),
             Value::Float(f) if f.is_infinite() => {
-                return header(out, 0, 0, if f > 0.0 { NUMERIC_PINF } else { NUMERIC_NINF }, 0)
+                return header(
+                    out,
+                    0,
+                    0,
+                    if f > 0.0 { NUMERIC_PINF } else { NUMERIC_NINF },
+                    0,
+                )
             }
             Value::Float(f) => std::io::Write::write_fmt(&mut cur, format_args!("{f}")),
             Value::Unset => return header(out, 0, 0, NUMERIC_NAN, 0),
@@ -597,7 +791,14 @@ fn encode_numeric(v: Value, out: &mut BytesMut) {
         _ => (false, text),
     };
     let dot = text.iter().position(|&c| c == b'.').unwrap_or(text.len());
-    let (int_part, frac_part) = (&text[..dot], if dot < text.len() { &text[dot + 1..] } else { &[][..] });
+    let (int_part, frac_part) = (
+        &text[..dot],
+        if dot < text.len() {
+            &text[dot + 1..]
+        } else {
+            &[][..]
+        },
+    );
     let dscale = frac_part.len() as u16;
 
     // Group decimal digits by 4 around the decimal point.
@@ -639,7 +840,13 @@ fn encode_numeric(v: Value, out: &mut BytesMut) {
     if first == nd {
         return header(out, 0, 0, NUMERIC_POS, dscale);
     }
-    header(out, (nd - first) as i16, weight as i16, if neg { NUMERIC_NEG } else { NUMERIC_POS }, dscale);
+    header(
+        out,
+        (nd - first) as i16,
+        weight as i16,
+        if neg { NUMERIC_NEG } else { NUMERIC_POS },
+        dscale,
+    );
     for d in &digits[first..nd] {
         out.put_i16(*d);
     }
@@ -659,9 +866,12 @@ pub fn classify(e: tokio_postgres::Error) -> DbError {
     };
     // FATAL (e.g. 57P01 admin shutdown) means the server is closing this
     // connection: the session cannot go on whatever the SQLSTATE class.
-    let fatal = e
-        .as_db_error()
-        .is_some_and(|db| matches!(db.parsed_severity(), Some(Severity::Fatal | Severity::Panic)));
+    let fatal = e.as_db_error().is_some_and(|db| {
+        matches!(
+            db.parsed_severity(),
+            Some(Severity::Fatal | Severity::Panic)
+        )
+    });
     let status = if fatal { Status::Connection } else { status };
     let message = match e.as_db_error() {
         Some(db) => match db.detail() {
@@ -702,7 +912,9 @@ mod tests {
     fn numeric(v: Value) -> Vec<i16> {
         let mut b = BytesMut::new();
         encode_numeric(v, &mut b);
-        b.chunks(2).map(|c| i16::from_be_bytes([c[0], c[1]])).collect()
+        b.chunks(2)
+            .map(|c| i16::from_be_bytes([c[0], c[1]]))
+            .collect()
     }
 
     #[test]
@@ -714,7 +926,10 @@ mod tests {
         assert_eq!(numeric(Value::Int(-7)), vec![1, 0, 0x4000, 0, 7]);
         assert_eq!(numeric(Value::Float(1.5)), vec![2, 0, 0, 1, 1, 5000]);
         assert_eq!(numeric(Value::Float(0.001)), vec![1, -1, 0, 3, 10]);
-        assert_eq!(numeric(Value::Float(-123.25)), vec![2, 0, 0x4000, 2, 123, 2500]);
+        assert_eq!(
+            numeric(Value::Float(-123.25)),
+            vec![2, 0, 0x4000, 2, 123, 2500]
+        );
         assert_eq!(numeric(Value::Float(2.0)), vec![1, 0, 0, 0, 2]);
         let nan = numeric(Value::Float(f64::NAN));
         assert_eq!(nan[2] as u16, NUMERIC_NAN);
@@ -724,11 +939,37 @@ mod tests {
     }
 
     #[test]
+    fn ready_for_query_scan() {
+        // DataRow with a 'Z' inside its body, then CommandComplete, then
+        // ReadyForQuery 'T'; fed whole and one byte at a time.
+        let mut msgs = Vec::new();
+        msgs.extend_from_slice(&[b'D', 0, 0, 0, 10, b'Z', 0, 0, 0, 5, b'E']);
+        msgs.extend_from_slice(&[b'C', 0, 0, 0, 8, b'B', b'E', b'G', 0]);
+        msgs.extend_from_slice(&[b'Z', 0, 0, 0, 5, b'T']);
+        for step in [msgs.len(), 1, 3] {
+            let status = AtomicU8::new(b'I');
+            let mut scan = MsgScan::default();
+            for chunk in msgs.chunks(step) {
+                scan.feed(chunk, &status);
+            }
+            assert_eq!(status.load(Relaxed), b'T', "step {step}");
+            scan.feed(&[b'Z', 0, 0, 0, 5, b'I'], &status);
+            assert_eq!(status.load(Relaxed), b'I');
+        }
+    }
+
+    #[test]
     fn conversions() {
-        assert!(matches!(convert(Kind::Int4, Value::Int(5)), Ok(Param::I32(5))));
+        assert!(matches!(
+            convert(Kind::Int4, Value::Int(5)),
+            Ok(Param::I32(5))
+        ));
         assert!(convert(Kind::Int4, Value::Int(1 << 40)).is_err());
         assert!(convert(Kind::Int2, Value::Int(40000)).is_err());
-        assert!(matches!(convert(Kind::Int8, Value::Float(3.0)), Ok(Param::I64(3))));
+        assert!(matches!(
+            convert(Kind::Int8, Value::Float(3.0)),
+            Ok(Param::I64(3))
+        ));
         assert!(convert(Kind::Int8, Value::Float(3.5)).is_err());
         assert!(matches!(convert(Kind::Float8, Value::Int(3)), Ok(Param::F64(x)) if x == 3.0));
         assert!(convert(Kind::Oid, Value::Int(-1)).is_err());

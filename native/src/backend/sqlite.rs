@@ -29,7 +29,10 @@ pub struct SqliteSession<'c> {
 
 impl<'c> SqliteSession<'c> {
     pub fn new(conn: &'c Connection) -> Self {
-        SqliteSession { conn, stmts: Vec::new() }
+        SqliteSession {
+            conn,
+            stmts: Vec::new(),
+        }
     }
 }
 
@@ -107,7 +110,9 @@ pub fn classify(e: rusqlite::Error) -> DbError {
     // `bundled` implies `modern_sqlite`, which reports syntax errors with
     // their token position as SqlInputError.
     let f = match &e {
-        rusqlite::Error::SqliteFailure(f, _) | rusqlite::Error::SqlInputError { error: f, .. } => *f,
+        rusqlite::Error::SqliteFailure(f, _) | rusqlite::Error::SqlInputError { error: f, .. } => {
+            *f
+        }
         _ => return DbError::new(Status::Error, None, e.to_string()),
     };
     let status = match f.code {
@@ -204,7 +209,8 @@ mod tests {
     fn classify_and_execute() {
         let conn = Connection::open_in_memory().unwrap();
         let mut s = SqliteSession::new(&conn);
-        s.batch_execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v REAL)").unwrap();
+        s.batch_execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v REAL)")
+            .unwrap();
         s.prepare("INSERT INTO t VALUES (?1, ?2)", 2).unwrap();
         s.prepare("SELECT * FROM t WHERE id >= ?1", 1).unwrap();
         assert!(s.prepare("SELECT ?1, ?2", 1).is_err());
@@ -219,7 +225,9 @@ mod tests {
         s.execute(0, &[Value::Int(3), Value::Int(2)]).unwrap();
         s.rollback_if_needed().unwrap();
         s.rollback_if_needed().unwrap();
-        let rows = s.query_text("SELECT id, v, NULL FROM t ORDER BY id").unwrap();
+        let rows = s
+            .query_text("SELECT id, v, NULL FROM t ORDER BY id")
+            .unwrap();
         assert_eq!(
             rows,
             vec![

@@ -84,6 +84,11 @@ class Engine(Protocol):
         """Run a batch of statements on one autocommit connection."""
         ...
 
+    def execute_many(self, target: Target, statements: list[str]) -> None:
+        """Run statements in order on one autocommit connection; QueryError.index names the
+        one that failed."""
+        ...
+
     def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
         """Run one statement and return its rows as text."""
         ...

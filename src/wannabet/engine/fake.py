@@ -33,6 +33,10 @@ class FakeEngine:
             raise ConnectError(f"cannot connect to {target.display}: connection refused")
         self.executed.append(sql)
 
+    def execute_many(self, target: Target, statements: list[str]) -> None:
+        for sql in statements:
+            self.execute(target, sql)
+
     def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
         if self.unreachable:
             raise ConnectError(f"cannot connect to {target.display}: connection refused")

@@ -39,6 +39,10 @@ class NativeEngine:
         with self._translated(target):
             self._lib.execute(target.url, sql)
 
+    def execute_many(self, target: Target, statements: list[str]) -> None:
+        with self._translated(target):
+            self._lib.execute_many(target.url, statements)
+
     def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
         with self._translated(target):
             return [tuple(row) for row in self._lib.query(target.url, sql)]
@@ -86,4 +90,10 @@ class NativeEngine:
             ) from None
         except self._lib.EngineError as exc:
             message = redact(str(exc), target.password)
-            raise QueryError(message, code=getattr(exc, "code", None)) from None
+            error = QueryError(message, code=getattr(exc, "code", None))
+            error.index = getattr(exc, "index", None)
+            raise error from None
+        except (ValueError, OverflowError) as exc:
+            # The spec validates what it can; anything the engine still refuses is reported,
+            # not dumped as a traceback.
+            raise WannabetError(f"the engine refused the workload: {exc}") from None

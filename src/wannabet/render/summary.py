@@ -114,6 +114,26 @@ def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
     return table
 
 
+def summary_warnings(rows: Sequence[ConditionSummary]) -> list[str]:
+    """What a reader of the table must not miss."""
+    out = []
+    for row in rows:
+        if row.samples and not row.transactions:
+            out.append(
+                f"{row.condition}: no measured transactions; every one was warm-up or the"
+                " samples were empty (lengthen the duration or shorten the warm-up)"
+            )
+        if row.sessions_lost:
+            out.append(
+                f"{row.condition}: {row.sessions_lost} session(s) lost their connection; those"
+                " samples ran with fewer sessions than planned (see the server log)"
+            )
+        if row.transactions and row.errors:
+            kinds = ", ".join(f"{k} {v}" for k, v in sorted(row.errors_by_status.items()))
+            out.append(f"{row.condition}: {row.errors} failed transactions ({kinds})")
+    return out
+
+
 def fmt_num(value: Any) -> str:
     if value is None:
         return "–"

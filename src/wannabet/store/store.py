@@ -107,11 +107,13 @@ class ConditionSummary:
     tps: float | None
     latency_ms: Mapping[str, float | None]
     errors_by_status: Mapping[str, int]
+    sessions_lost: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "condition": self.condition,
             "samples": self.samples,
+            "sessions_lost": self.sessions_lost,
             "transactions": self.transactions,
             "errors": self.errors,
             "errors_by_status": dict(self.errors_by_status),
@@ -507,11 +509,12 @@ class Store:
                 ),
                 per_sample AS (
                     SELECT condition_id, count(*) AS samples,
-                           sum(committed) / nullif(sum(duration_s), 0) AS tps
+                           sum(committed) / nullif(sum(duration_s), 0) AS tps,
+                           sum(sessions_lost) AS lost
                     FROM samples WHERE run_id = ? GROUP BY condition_id
                 )
                 SELECT c.label, coalesce(p.samples, 0), coalesce(a.n, 0), coalesce(a.errors, 0),
-                       p.tps, a.mean, a.q, a.mx, a.by_status
+                       p.tps, a.mean, a.q, a.mx, a.by_status, coalesce(p.lost, 0)
                 FROM conditions c
                 LEFT JOIN agg a USING (condition_id)
                 LEFT JOIN per_sample p USING (condition_id)
@@ -520,7 +523,7 @@ class Store:
                 [run_id, run_id, run_id],
             ).fetchall()
         out = []
-        for label, samples, n, errors, tps, mean, q, mx, by_status in rows:
+        for label, samples, n, errors, tps, mean, q, mx, by_status, lost in rows:
             q = q or [None, None, None]
             out.append(
                 ConditionSummary(
@@ -537,6 +540,7 @@ class Store:
                         "max": _num(mx),
                     },
                     errors_by_status={str(k): int(v) for k, v in (by_status or {}).items()},
+                    sessions_lost=int(lost),
                 )
             )
         return out

@@ -1,0 +1,58 @@
+"""Target URLs and password redaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from wannabet.errors import SpecError
+from wannabet.targets import parse_target, redact
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("postgresql://u:pw@h/db", "postgresql://u:***@h/db"),
+        ("postgresql://u:p%40ss@h:5432/db", "postgresql://u:***@h:5432/db"),
+        (
+            "cannot connect to postgresql://u:s3cr3t@h:1/d: refused",
+            "cannot connect to postgresql://u:***@h:1/d: refused",
+        ),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+        ("host=h password=secret user=u", "host=h password=*** user=u"),
+    ],
+)
+def test_redact(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_redact_named_secrets_and_their_encoding() -> None:
+    assert redact("auth failed for p@ss and p%40ss", "p@ss") == "auth failed for *** and ***"
+
+
+def test_password_is_decoded() -> None:
+    assert parse_target("postgresql://u:p%40ss%3A1@h/db").password == "p@ss:1"
+
+
+def test_raw_at_sign_in_password_is_refused_without_echo() -> None:
+    with pytest.raises(SpecError) as info:
+        parse_target("postgresql://odd:p@ss@127.0.0.1:5/db")
+    assert "p@ss" not in str(info.value) and "%40" in str(info.value)
+
+
+def test_pgpassword_fills_a_missing_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGPASSWORD", "from-env")
+    target = parse_target("postgresql://u@h:5432/db")
+    assert target.password == "from-env"
+    assert "from-env" not in target.display
+
+
+def test_sqlite_paths(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    relative = parse_target("sqlite:///bench.db")
+    assert relative.path == tmp_path / "bench.db"
+    absolute = parse_target(f"sqlite:///{tmp_path}/x.db")
+    assert absolute.path == tmp_path / "x.db"
+    with pytest.raises(SpecError, match="in-memory"):
+        parse_target("sqlite:///:memory:")
+    with pytest.raises(SpecError, match="unsupported target"):
+        parse_target("mysql://u@h/db")
