@@ -296,6 +296,204 @@ def import_csv(
     )
 
 
+FilesArgument = Annotated[list[Path], typer.Argument(help="The files to import.")]
+ConditionOption = Annotated[
+    str | None, typer.Option("--condition", help="Condition of every file.")
+]
+ConditionFromFilename = Annotated[
+    str | None,
+    typer.Option(
+        "--condition-from-filename",
+        help="Regular expression finding the condition in each file name (its group"
+        " 'condition', else its first group, else the match).",
+    ),
+]
+AppendOption = Annotated[
+    int | None, typer.Option("--run", help="Append to this imported run (builds a comparison).")
+]
+ForceOption = Annotated[
+    bool, typer.Option("--force", help="Import files even if their content was imported before.")
+]
+NameOption = Annotated[
+    str | None, typer.Option("--name", help="Run name; default the first file's name.")
+]
+
+
+class PgbenchLog(StrEnum):
+    auto = "auto"
+    transactions = "transactions"
+    aggregate = "aggregate"
+
+
+class PgbenchVersion(StrEnum):
+    auto = "auto"
+    v14 = "14"
+    v15 = "15"
+
+
+class PgbenchExtra(StrEnum):
+    auto = "auto"
+    lag = "lag"
+    retries = "retries"
+
+
+def _rule(condition: str | None, pattern: str | None, default: str = "baseline") -> Any:
+    from wannabet.importers import ConditionRule
+
+    return ConditionRule(name=condition, pattern=pattern, default=default)
+
+
+def _imported(store: Store, run_id: int, files: list[Path]) -> None:
+    info = store.run(run_id)
+    what = (
+        f"{info.transactions:,} transactions"
+        if not (info.settings or {}).get("aggregates_only")
+        and (info.settings or {}).get("log") != "aggregate"
+        else "aggregates only (no per-transaction data)"
+    )
+    console.print(
+        f"imported {len(files)} file(s) as run {run_id}: {what}, {info.conditions} conditions,"
+        f" {info.samples} samples",
+        highlight=False,
+    )
+
+
+@import_app.command("pgbench")
+@handled
+def import_pgbench(
+    files: FilesArgument,
+    condition: ConditionOption = None,
+    condition_from_filename: ConditionFromFilename = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option("--summary", help="pgbench's own output: stored and cross-checked."),
+    ] = None,
+    log: Annotated[
+        PgbenchLog, typer.Option("--log", help="Log kind; default detected.")
+    ] = PgbenchLog.auto,
+    pgbench_version: Annotated[
+        PgbenchVersion,
+        typer.Option("--pgbench-version", help="Aggregated log layout: 14 (<= 14) or 15 (15+)."),
+    ] = PgbenchVersion.auto,
+    pgbench_extra: Annotated[
+        PgbenchExtra,
+        typer.Option("--pgbench-extra", help="What a 7th log field is: lag or retries."),
+    ] = PgbenchExtra.auto,
+    sample_interval: Annotated[
+        str | None,
+        typer.Option(
+            "--sample-interval",
+            help="Slice per-transaction logs into samples, e.g. 10s; default one per invocation.",
+        ),
+    ] = None,
+    aggregate_interval: Annotated[
+        str | None,
+        typer.Option("--aggregate-interval", help="pgbench's --aggregate-interval, e.g. 5s."),
+    ] = None,
+    run_id: AppendOption = None,
+    force: ForceOption = False,
+    name: NameOption = None,
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+) -> None:
+    """Import pgbench per-transaction (-l) or aggregated (--aggregate-interval) logs."""
+    from wannabet.importers import import_pgbench as do_import
+
+    store = Store(results)
+    new_id = do_import(
+        store,
+        files,
+        conditions=_rule(condition, condition_from_filename),
+        summary=summary,
+        log=log.value,
+        layout=pgbench_version.value,
+        extra=pgbench_extra.value,
+        sample_interval_s=_duration(sample_interval, "--sample-interval"),
+        aggregate_interval_s=_duration(aggregate_interval, "--aggregate-interval"),
+        run_id=run_id,
+        force=force,
+        name=name,
+    )
+    _imported(store, new_id, files)
+
+
+@import_app.command("swingbench")
+@handled
+def import_swingbench(
+    files: FilesArgument,
+    condition: ConditionOption = None,
+    condition_from_filename: ConditionFromFilename = None,
+    run_id: AppendOption = None,
+    force: ForceOption = False,
+    name: NameOption = None,
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+) -> None:
+    """Import Swingbench results XML (aggregates only: TPS readings and percentiles)."""
+    from wannabet.importers import import_swingbench as do_import
+
+    store = Store(results)
+    new_id = do_import(
+        store,
+        files,
+        conditions=_rule(condition, condition_from_filename),
+        run_id=run_id,
+        force=force,
+        name=name,
+    )
+    _imported(store, new_id, files)
+
+
+@import_app.command("sysbench")
+@handled
+def import_sysbench(
+    files: FilesArgument,
+    condition: ConditionOption = None,
+    condition_from_filename: ConditionFromFilename = None,
+    run_id: AppendOption = None,
+    force: ForceOption = False,
+    name: NameOption = None,
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+) -> None:
+    """Import sysbench output: --report-interval lines, final summary, --histogram."""
+    from wannabet.importers import import_sysbench as do_import
+
+    store = Store(results)
+    new_id = do_import(
+        store,
+        files,
+        conditions=_rule(condition, condition_from_filename),
+        run_id=run_id,
+        force=force,
+        name=name,
+    )
+    _imported(store, new_id, files)
+
+
+@import_app.command("hyperfine")
+@handled
+def import_hyperfine(
+    files: FilesArgument,
+    condition: ConditionOption = None,
+    condition_from_filename: ConditionFromFilename = None,
+    run_id: AppendOption = None,
+    force: ForceOption = False,
+    name: NameOption = None,
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+) -> None:
+    """Import hyperfine --export-json: each command a condition, each run an observation."""
+    from wannabet.importers import import_hyperfine as do_import
+
+    store = Store(results)
+    new_id = do_import(
+        store,
+        files,
+        conditions=_rule(condition, condition_from_filename),
+        run_id=run_id,
+        force=force,
+        name=name,
+    )
+    _imported(store, new_id, files)
+
+
 class Metric(StrEnum):
     latency = "latency"
     throughput = "throughput"
@@ -338,9 +536,7 @@ def compare(
     rope_pct = _percent(rope, "--rope")
     store = Store(results)
     info = store.run(run_id)
-    groups = load_observations(
-        store, info.run_id, metric=metric.value, include_warmup=include_warmup
-    )
+    groups = load_observations(store, info, metric=metric.value, include_warmup=include_warmup)
     if baseline is not None and baseline not in [g.condition for g in groups]:
         raise SpecError(
             f"no condition {baseline!r} in run {info.run_id}; conditions:"

@@ -4,6 +4,9 @@ History (never edit a released migration; add a new one):
 
 - 1: runs, conditions, transaction_types, samples, transactions, and the ``transaction_latency``
   view.
+- 2: ``imports`` (one row per imported file: path, sha256, format; re-imports are refused by
+  hash) and ``aggregates`` (statistics that a foreign tool kept instead of transactions:
+  pgbench's aggregate intervals, Swingbench's and sysbench's per-run summaries).
 """
 
 from __future__ import annotations
@@ -105,6 +108,46 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             JOIN samples s USING (run_id, sample_id)
             JOIN conditions c ON c.run_id = s.run_id AND c.condition_id = s.condition_id
             LEFT JOIN transaction_types tt ON tt.run_id = t.run_id AND tt.txn_type = t.txn_type
+            """,
+        ),
+    ),
+    (
+        2,
+        "imports and aggregates",
+        (
+            """
+            CREATE TABLE imports (
+                run_id      INTEGER NOT NULL,
+                path        VARCHAR NOT NULL,
+                sha256      VARCHAR NOT NULL,       -- of the file's content
+                format      VARCHAR NOT NULL,       -- pgbench, swingbench, sysbench, hyperfine
+                condition   VARCHAR,
+                imported_at TIMESTAMPTZ NOT NULL,
+                metadata    JSON                    -- what the file said about itself
+            )
+            """,
+            """
+            CREATE TABLE aggregates (
+                run_id       INTEGER NOT NULL,
+                sample_id    INTEGER,               -- NULL: the whole condition
+                condition_id INTEGER NOT NULL,
+                txn_type     SMALLINT,              -- NULL: all transaction types
+                count        BIGINT NOT NULL,       -- successful transactions
+                failed       BIGINT NOT NULL DEFAULT 0,
+                skipped      BIGINT NOT NULL DEFAULT 0,
+                retried      BIGINT,
+                retries      BIGINT,
+                lat_sum_ms   DOUBLE,                -- sufficient statistics, if the tool has them
+                lat_sum2_ms2 DOUBLE,
+                lat_min_ms   DOUBLE,
+                lat_max_ms   DOUBLE,
+                lat_mean_ms  DOUBLE,
+                lag_sum_ms   DOUBLE,
+                lag_max_ms   DOUBLE,
+                percentiles  JSON,                  -- {"p95": ms, ...} as the tool gave them
+                histogram    JSON,                  -- [[upper bound ms, count], ...]
+                extra        JSON
+            )
             """,
         ),
     ),

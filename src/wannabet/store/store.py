@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from wannabet.engine.base import STATUS_NAMES
-from wannabet.errors import StoreError
+from wannabet.errors import ImportError_, StoreError
 from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 DEFAULT_RESULTS = "wannabet.duckdb"
@@ -120,6 +120,78 @@ class ConditionSummary:
             "tps": self.tps,
             "latency_ms": dict(self.latency_ms),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedSample:
+    """One sample of an import; ``sample_id`` and ``condition`` index the batch's own lists.
+
+    ``totals`` (transactions, committed, errors, tps) is for tools that keep counts rather than
+    transactions; without it the totals are counted from the sample's transactions.
+    """
+
+    sample_id: int
+    condition: int
+    t0_ns: int
+    end_ns: int
+    totals: tuple[int, int, int, float | None] | None = None
+    error_messages: Mapping[str, str] | None = None
+    stats: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedFile:
+    path: str
+    sha256: str
+    format: str
+    condition: str | None
+    metadata: Mapping[str, Any]
+
+
+AGGREGATE_COLUMNS: tuple[str, ...] = (
+    "sample_id",
+    "condition_id",
+    "txn_type",
+    "count",
+    "failed",
+    "skipped",
+    "retried",
+    "retries",
+    "lat_sum_ms",
+    "lat_sum2_ms2",
+    "lat_min_ms",
+    "lat_max_ms",
+    "lat_mean_ms",
+    "lag_sum_ms",
+    "lag_max_ms",
+    "percentiles",
+    "histogram",
+    "extra",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportBatch:
+    """Everything one ``wannabet import`` writes, with ids local to the batch.
+
+    ``transactions`` has the columns of the ``transactions`` table except ``run_id``, with
+    ``sample_id`` and ``txn_type`` indexing :attr:`samples` and :attr:`transaction_types`.
+    ``aggregates`` rows are dicts keyed by :data:`AGGREGATE_COLUMNS` (``condition_id`` and
+    ``sample_id`` local too).
+    """
+
+    name: str
+    description: str
+    source: str
+    settings: Mapping[str, Any]
+    conditions: Sequence[str]
+    transaction_types: Sequence[str]
+    samples: Sequence[ImportedSample]
+    files: Sequence[ImportedFile]
+    transactions: pa.Table | None = None
+    aggregates: Sequence[Mapping[str, Any]] = ()
+    environment: Mapping[str, Any] | None = None
+    tool_version: str | None = None
 
 
 class Store:
@@ -241,6 +313,217 @@ class Store:
             con.execute("COMMIT")
             return run_id
 
+    def import_batch(
+        self, batch: ImportBatch, *, run_id: int | None = None, force: bool = False
+    ) -> int:
+        """Write an import in one transaction, as a new run or appended to ``run_id``.
+
+        A file whose content (sha256) is already in the results file is refused unless
+        ``force``: importing the same measurements twice would double their weight.
+        """
+        with self._connect(create=True) as con:
+            con.execute("BEGIN")
+            for f in batch.files:
+                # A tool's summary output is metadata, not measurements: only data files count.
+                if force or f.format.endswith("-summary"):
+                    continue
+                seen = con.execute(
+                    "SELECT run_id, path FROM imports WHERE sha256 = ? ORDER BY run_id LIMIT 1",
+                    [f.sha256],
+                ).fetchone()
+                if seen:
+                    raise ImportError_(
+                        f"{f.path}: already imported as run {seen[0]} (from {seen[1]}, same"
+                        " sha256); pass --force to import it again"
+                    )
+            if run_id is None:
+                run_id = self._insert_run(
+                    con,
+                    status="complete",
+                    name=batch.name,
+                    kind="import",
+                    description=batch.description,
+                    source=batch.source,
+                    tool_version=batch.tool_version,
+                    settings={**batch.settings, "imports": [batch.settings]},
+                    environment=batch.environment,
+                )
+                existing: dict[str, int] = {}
+                types: dict[str, int] = {}
+                sample_offset = 0
+                blocks: dict[int, int] = {}
+            else:
+                row = con.execute(
+                    "SELECT kind, settings FROM runs WHERE run_id = ?", [run_id]
+                ).fetchone()
+                if not row:
+                    raise ImportError_(f"--run {run_id}: no such run in {self.path}")
+                if row[0] != "import":
+                    raise ImportError_(
+                        f"--run {run_id}: run {run_id} is a wannabet run, not an import;"
+                        " append only to imported runs"
+                    )
+                settings = json.loads(row[1] or "{}")
+                if settings.get("format") != batch.settings.get("format"):
+                    raise ImportError_(
+                        f"--run {run_id}: run {run_id} holds {settings.get('format')} results;"
+                        f" {batch.settings.get('format')} results cannot be compared with them"
+                    )
+                settings["imports"] = [*settings.get("imports", []), dict(batch.settings)]
+                settings["timed"] = bool(settings.get("timed", True)) and bool(
+                    batch.settings.get("timed", True)
+                )
+                con.execute(
+                    "UPDATE runs SET settings = ? WHERE run_id = ?", [json.dumps(settings), run_id]
+                )
+                existing = dict(
+                    con.execute(
+                        "SELECT label, condition_id FROM conditions WHERE run_id = ?", [run_id]
+                    ).fetchall()
+                )
+                types = dict(
+                    con.execute(
+                        "SELECT name, txn_type FROM transaction_types WHERE run_id = ?", [run_id]
+                    ).fetchall()
+                )
+                got = con.execute(
+                    "SELECT coalesce(max(sample_id) + 1, 0) FROM samples WHERE run_id = ?",
+                    [run_id],
+                ).fetchone()
+                sample_offset = int(got[0]) if got else 0
+                blocks = dict(
+                    con.execute(
+                        "SELECT condition_id, count(*) FROM samples WHERE run_id = ?"
+                        " GROUP BY condition_id",
+                        [run_id],
+                    ).fetchall()
+                )
+            condition_ids: list[int] = []
+            for label in batch.conditions:
+                if label not in existing:
+                    existing[label] = len(existing)
+                    con.execute(
+                        "INSERT INTO conditions VALUES (?, ?, ?, ?, '[]', '[]')",
+                        [run_id, existing[label], label, json.dumps({"condition": label})],
+                    )
+                condition_ids.append(existing[label])
+            type_ids: list[int] = []
+            for tname in batch.transaction_types:
+                if tname not in types:
+                    types[tname] = len(types)
+                    con.execute(
+                        "INSERT INTO transaction_types VALUES (?, ?, ?, 1, '')",
+                        [run_id, types[tname], tname],
+                    )
+                type_ids.append(types[tname])
+            for s in batch.samples:
+                cid = condition_ids[s.condition]
+                block = blocks.get(cid, 0)
+                blocks[cid] = block + 1
+                sample_id = sample_offset + s.sample_id
+                row_ = SampleRow(
+                    sample_id=sample_id,
+                    condition_id=cid,
+                    block=block,
+                    position=sample_id,
+                    t0_ns=s.t0_ns,
+                    measure_start_ns=s.t0_ns,
+                    end_ns=s.end_ns,
+                    warmup_s=0.0,
+                    error_messages=s.error_messages,
+                    stats=s.stats,
+                )
+                n, ok = (s.totals[0], s.totals[1]) if s.totals else (0, 0)
+                self._insert_sample(con, run_id, row_, measured=n, committed=ok)
+                if s.totals is not None:
+                    con.execute(
+                        "UPDATE samples SET errors = ?, tps = ? WHERE run_id = ? AND sample_id = ?",
+                        [s.totals[2], s.totals[3], run_id, sample_id],
+                    )
+            if batch.transactions is not None and batch.transactions.num_rows:
+                table = batch.transactions
+                local_types = np.asarray(type_ids or [0], dtype=np.int16)
+                table = table.set_column(
+                    table.schema.get_field_index("sample_id"),
+                    "sample_id",
+                    pa.array(table.column("sample_id").to_numpy().astype(np.int32) + sample_offset),
+                ).set_column(
+                    table.schema.get_field_index("txn_type"),
+                    "txn_type",
+                    pa.array(local_types[table.column("txn_type").to_numpy().astype(np.int64)]),
+                )
+                con.register("incoming_transactions", table)
+                con.execute(
+                    "INSERT INTO transactions SELECT ?, sample_id, session, txn_type,"
+                    " intended_start_ns, start_ns, end_ns, status, error_code, retries, warmup"
+                    " FROM incoming_transactions",
+                    [run_id],
+                )
+                con.unregister("incoming_transactions")
+                counted = [s.sample_id + sample_offset for s in batch.samples if s.totals is None]
+                if counted:
+                    con.execute(
+                        """
+                        UPDATE samples SET
+                            transactions = agg.n, committed = agg.ok, errors = agg.n - agg.ok,
+                            tps = CASE WHEN samples.duration_s > 0
+                                       THEN agg.ok / samples.duration_s END
+                        FROM (SELECT sample_id, count(*) AS n,
+                                     count(*) FILTER (WHERE status = 'ok') AS ok
+                              FROM transactions WHERE run_id = ? AND sample_id >= ?
+                              GROUP BY sample_id) agg
+                        WHERE samples.run_id = ? AND samples.sample_id = agg.sample_id
+                              AND samples.sample_id IN (SELECT unnest(?::INTEGER[]))
+                        """,
+                        [run_id, sample_offset, run_id, counted],
+                    )
+            for agg in batch.aggregates:
+                values = []
+                for column in AGGREGATE_COLUMNS:
+                    v = agg.get(column)
+                    if column == "sample_id" and v is not None:
+                        v = int(v) + sample_offset
+                    elif column == "condition_id":
+                        v = condition_ids[int(agg["condition_id"])]
+                    elif column == "txn_type" and v is not None:
+                        v = type_ids[int(v)]
+                    elif column in ("percentiles", "histogram", "extra") and v is not None:
+                        v = json.dumps(v)
+                    elif column in ("failed", "skipped") and v is None:
+                        v = 0
+                    values.append(v)
+                con.execute(
+                    f"INSERT INTO aggregates (run_id, {', '.join(AGGREGATE_COLUMNS)})"
+                    f" VALUES (?{', ?' * len(AGGREGATE_COLUMNS)})",
+                    [run_id, *values],
+                )
+            for f in batch.files:
+                con.execute(
+                    "INSERT INTO imports VALUES (?, ?, ?, ?, ?, now(), ?)",
+                    [run_id, f.path, f.sha256, f.format, f.condition, json.dumps(f.metadata)],
+                )
+            con.execute("UPDATE runs SET ended_at = now() WHERE run_id = ?", [run_id])
+            con.execute("COMMIT")
+            return run_id
+
+    def aggregates(self, run_id: int) -> list[dict[str, Any]]:
+        """The ``aggregates`` rows of a run, with the condition label and type name."""
+        with self._connect() as con:
+            cur = con.execute(
+                "SELECT a.*, c.label AS condition, tt.name AS txn_name FROM aggregates a"
+                " JOIN conditions c USING (run_id, condition_id)"
+                " LEFT JOIN transaction_types tt ON tt.run_id = a.run_id"
+                " AND tt.txn_type = a.txn_type"
+                " WHERE a.run_id = ? ORDER BY a.condition_id, a.sample_id, a.txn_type",
+                [run_id],
+            )
+            names = [d[0] for d in cur.description]
+            rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        for r in rows:
+            for key in ("percentiles", "histogram", "extra"):
+                r[key] = json.loads(r[key]) if r[key] else None
+        return rows
+
     def _insert_run(
         self,
         con: duckdb.DuckDBPyConnection,
@@ -310,7 +593,13 @@ class Store:
         columns: Mapping[str, np.ndarray],
         error_codes: Sequence[str] = (),
     ) -> None:
-        """Write one sample and its transactions atomically, appending through Arrow."""
+        """Write one sample and its transactions atomically, appending through Arrow.
+
+        Rows are written in start order (the engine hands them back session by session), so a
+        plain scan of ``transactions`` yields every sample's transactions in time order.
+        """
+        order = np.argsort(columns["start_ns"], kind="stable")
+        columns = {name: np.asarray(values)[order] for name, values in columns.items()}
         start = columns["start_ns"]
         status_idx = columns["status"].astype(np.int8, copy=False)
         warmup = start < sample.measure_start_ns
@@ -522,6 +811,7 @@ class Store:
                 """,
                 [run_id, run_id, run_id],
             ).fetchall()
+            aggregated = _aggregate_summaries(con, run_id)
         out = []
         for label, samples, n, errors, tps, mean, q, mx, by_status, lost in rows:
             q = q or [None, None, None]
@@ -543,6 +833,26 @@ class Store:
                     sessions_lost=int(lost),
                 )
             )
+            if not n and label in aggregated:
+                # An import that kept only aggregates: its counts, and only the latency
+                # figures the aggregates determine exactly (no percentiles are invented).
+                a_n, a_errors, a_mean, a_q, a_max, a_by_status = aggregated[label]
+                out[-1] = ConditionSummary(
+                    condition=label,
+                    samples=int(samples),
+                    transactions=a_n,
+                    errors=a_errors,
+                    tps=_num(tps),
+                    latency_ms={
+                        "mean": a_mean,
+                        "p50": a_q.get("p50"),
+                        "p95": a_q.get("p95"),
+                        "p99": a_q.get("p99"),
+                        "max": a_max,
+                    },
+                    errors_by_status=a_by_status,
+                    sessions_lost=int(lost),
+                )
         return out
 
     def export(self, run_id: int | None, directory: str | Path, fmt: str = "parquet") -> list[Path]:
@@ -578,6 +888,43 @@ SELECT r.run_id, r.name, r.description, r.kind, r.status, epoch_ms(r.started_at)
        (SELECT coalesce(sum(s.transactions), 0) FROM samples s WHERE s.run_id = r.run_id)
 FROM runs r
 """
+
+
+def _aggregate_summaries(
+    con: duckdb.DuckDBPyConnection, run_id: int
+) -> dict[str, tuple[int, int, float | None, dict[str, float], float | None, dict[str, int]]]:
+    """Per condition, what its ``aggregates`` rows determine exactly.
+
+    The mean is the count-weighted mean of the rows' means (or sum of latencies over count);
+    the maximum is the maximum of maxima. Percentiles cannot be combined across rows, so they
+    are shown only when one row (one type, one interval) covers the whole condition.
+    """
+    rows = con.execute(
+        """
+        SELECT c.label, sum(a.count), sum(a.failed), sum(a.skipped),
+               sum(coalesce(a.lat_sum_ms, a.lat_mean_ms * a.count))
+                   / nullif(sum(a.count) FILTER (
+                       WHERE a.lat_sum_ms IS NOT NULL OR a.lat_mean_ms IS NOT NULL), 0),
+               bool_and(a.lat_sum_ms IS NOT NULL OR a.lat_mean_ms IS NOT NULL),
+               max(a.lat_max_ms), count(*), any_value(a.percentiles)
+        FROM aggregates a JOIN conditions c USING (run_id, condition_id)
+        WHERE a.run_id = ? GROUP BY c.label
+        """,
+        [run_id],
+    ).fetchall()
+    out = {}
+    for label, n, failed, skipped, mean, all_mean, mx, rows_n, pct in rows:
+        percentiles = json.loads(pct) if pct and rows_n == 1 else {}
+        by_status = {k: int(v) for k, v in (("failed", failed), ("skipped", skipped)) if v}
+        out[str(label)] = (
+            int(n) + int(failed) + int(skipped),
+            int(failed) + int(skipped),
+            _num(mean) if all_mean else None,
+            {k: float(v) for k, v in percentiles.items() if k in ("p50", "p95", "p99")},
+            _num(mx),
+            by_status,
+        )
+    return out
 
 
 def _num(value: Any) -> float | None:

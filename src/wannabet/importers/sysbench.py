@@ -1,0 +1,234 @@
+"""sysbench text output → an imported run.
+
+- ``--report-interval`` lines (``[ 10s ] thds: 8 tps: ... qps: ... lat (ms,95%): ... err/s: ...
+  reconn/s: ...``) become samples: one per interval, with its TPS and, in the sample's
+  ``stats``, its QPS, latency percentile, errors and reconnects per second. Without them the
+  final summary makes one sample for the whole run.
+- The final summary (transactions, queries, errors, total time, latency min/avg/max/percentile/
+  sum) and the ``--histogram`` output become one row of ``aggregates`` per file.
+
+sysbench keeps no per-transaction data: ``summary`` shows the mean, maximum and the percentile
+sysbench printed; ``compare --metric throughput`` works from the interval samples.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from wannabet.environment import client_environment, tool_version
+from wannabet.errors import ImportError_
+from wannabet.importers._common import ConditionRule, bad, read_text, sha256
+from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
+
+_NUM = r"([0-9]+(?:\.[0-9]+)?)"
+_INTERVAL = re.compile(
+    rf"^\[\s*{_NUM}s\s*\]\s+thds:\s*(\d+)\s+(tps|eps):\s*{_NUM}"
+    rf"(?:\s+qps:\s*{_NUM}\s*\(r/w/o:\s*{_NUM}/{_NUM}/{_NUM}\))?"
+    rf"(?:\s+lat\s*\(ms,\s*([^)]+)\):\s*{_NUM})?"
+    rf"(?:\s+err/s:?\s*{_NUM})?"
+    rf"(?:\s+reconn/s:?\s*{_NUM})?\s*$"
+)
+_SUMMARY = {
+    "transactions": re.compile(rf"^transactions:\s+(\d+)\s+\({_NUM} per sec\.\)"),
+    "queries": re.compile(rf"^queries:\s+(\d+)\s+\({_NUM} per sec\.\)"),
+    "ignored_errors": re.compile(r"^ignored errors:\s+(\d+)"),
+    "reconnects": re.compile(r"^reconnects:\s+(\d+)"),
+    "total_time_s": re.compile(rf"^total time:\s+{_NUM}s"),
+    "events": re.compile(r"^total number of events:\s+(\d+)"),
+    "min": re.compile(rf"^min:\s+{_NUM}"),
+    "avg": re.compile(rf"^avg:\s+{_NUM}"),
+    "max": re.compile(rf"^max:\s+{_NUM}"),
+    "percentile": re.compile(rf"^(\d+(?:\.\d+)?)th percentile:\s+{_NUM}"),
+    "sum": re.compile(rf"^sum:\s+{_NUM}"),
+    "threads": re.compile(r"^Number of threads:\s+(\d+)"),
+    "version": re.compile(r"^sysbench\s+(\S+)"),
+}
+_HISTOGRAM_ROW = re.compile(rf"^{_NUM}\s+\|\**\s+(\d+)$")
+
+
+def read_sysbench(file: Path) -> dict[str, Any]:
+    """The intervals, the final summary and the histogram of one sysbench output."""
+    lines = read_text(file)
+    intervals: list[dict[str, Any]] = []
+    summary: dict[str, Any] = {}
+    histogram: list[list[float]] = []
+    in_histogram = False
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("["):
+            m = _INTERVAL.match(line)
+            if m is None:
+                raise bad(
+                    file,
+                    number,
+                    "an interval line sysbench did not write; expected"
+                    " '[ Ns ] thds: N tps: X qps: X (r/w/o: X/X/X) lat (ms,95%): X err/s: X"
+                    " reconn/s: X'",
+                )
+            at = float(m.group(1))
+            if intervals and at <= intervals[-1]["at_s"]:
+                raise bad(file, number, f"interval at {at:g}s; expected times that increase")
+            intervals.append(
+                {
+                    "at_s": at,
+                    "threads": int(m.group(2)),
+                    "tps": float(m.group(4)),
+                    "qps": _f(m.group(5)),
+                    "latency_label": m.group(9),
+                    "latency_ms": _f(m.group(10)),
+                    "errors_per_s": _f(m.group(11)),
+                    "reconnects_per_s": _f(m.group(12)),
+                }
+            )
+            continue
+        if line.startswith("Latency histogram"):
+            in_histogram = True
+            continue
+        if in_histogram:
+            if line.startswith("value"):
+                continue
+            m = _HISTOGRAM_ROW.match(line)
+            if m:
+                histogram.append([float(m.group(1)), int(m.group(2))])
+                continue
+            if re.match(r"^[0-9.]+\s+\|", line):
+                raise bad(file, number, "a histogram row; expected 'value |*** count'")
+            in_histogram = False
+        for key, pattern in _SUMMARY.items():
+            m = pattern.match(line)
+            if m is None:
+                continue
+            if key == "percentile":
+                summary["percentile"] = (float(m.group(1)), float(m.group(2)))
+            elif key == "version":
+                summary[key] = m.group(1)
+            elif key in ("transactions", "queries"):
+                summary[key] = int(m.group(1))
+                summary[f"{key}_per_s"] = float(m.group(2))
+            else:
+                summary.setdefault(key, float(m.group(1)))
+            break
+    if not intervals and "transactions" not in summary and "events" not in summary:
+        raise bad(
+            file,
+            None,
+            "no interval lines and no 'transactions:' or 'total number of events:' line;"
+            " expected sysbench's output (its stdout)",
+        )
+    if not intervals and "total_time_s" not in summary:
+        raise bad(file, None, "no 'total time:' line; expected sysbench's final summary")
+    return {"intervals": intervals, "summary": summary, "histogram": histogram}
+
+
+def _f(text: str | None) -> float | None:
+    return float(text) if text is not None else None
+
+
+def import_sysbench(
+    store: Store,
+    paths: Sequence[str | Path],
+    *,
+    conditions: ConditionRule | None = None,
+    run_id: int | None = None,
+    force: bool = False,
+    name: str | None = None,
+) -> int:
+    """Import sysbench outputs as a run (or into ``run_id``); return its id."""
+    rule = conditions or ConditionRule()
+    files = [Path(p) for p in paths]
+    if not files:
+        raise ImportError_("command line: no files to import")
+    labels: list[str] = []
+    samples: list[ImportedSample] = []
+    aggregates: list[dict[str, Any]] = []
+    records = []
+    documents = []
+    for file in files:
+        doc = read_sysbench(file)
+        label = rule.label(file)
+        if label not in labels:
+            labels.append(label)
+        cid = labels.index(label)
+        summary = doc["summary"]
+        previous = 0.0
+        for iv in doc["intervals"]:
+            seconds = iv["at_s"] - previous
+            count = round(iv["tps"] * seconds)
+            errors = round((iv["errors_per_s"] or 0.0) * seconds)
+            samples.append(
+                ImportedSample(
+                    len(samples),
+                    cid,
+                    int(previous * 1e9),
+                    int(iv["at_s"] * 1e9),
+                    (count + errors, count, errors, iv["tps"]),
+                    stats={k: v for k, v in iv.items() if k != "tps"},
+                )
+            )
+            previous = iv["at_s"]
+        if not doc["intervals"]:
+            seconds = summary["total_time_s"]
+            done = int(summary.get("transactions", summary.get("events", 0)))
+            errors = int(summary.get("ignored_errors", 0))
+            samples.append(
+                ImportedSample(
+                    len(samples),
+                    cid,
+                    0,
+                    int(seconds * 1e9),
+                    (done + errors, done, errors, done / seconds if seconds else None),
+                )
+            )
+        count = summary.get("transactions", summary.get("events"))
+        if count is not None:
+            pct = summary.get("percentile")
+            key = f"p{pct[0]:g}" if pct else None
+            aggregates.append(
+                {
+                    "sample_id": None,
+                    "condition_id": cid,
+                    "txn_type": None,
+                    "count": int(count),
+                    "failed": int(summary.get("ignored_errors", 0)),
+                    "lat_mean_ms": summary.get("avg"),
+                    "lat_min_ms": summary.get("min"),
+                    "lat_max_ms": summary.get("max"),
+                    "percentiles": {key: pct[1]} if pct else None,
+                    "histogram": {"buckets": doc["histogram"]} if doc["histogram"] else None,
+                    "extra": {
+                        "latency_sum_ms": summary.get("sum"),
+                        "events": summary.get("events"),
+                        "queries": summary.get("queries"),
+                        "reconnects": summary.get("reconnects"),
+                        "file": str(file),
+                    },
+                }
+            )
+        meta = {"summary": summary, "intervals": len(doc["intervals"])}
+        documents.append({"file": str(file), "condition": label, **meta})
+        records.append(ImportedFile(str(file), sha256(file), "sysbench", label, meta))
+    batch = ImportBatch(
+        name=name or files[0].stem,
+        description="sysbench output: aggregates only, no per-transaction data",
+        source=", ".join(str(f) for f in files),
+        settings={
+            "format": "sysbench",
+            "timed": True,
+            "aggregates_only": True,
+            "files": documents,
+            "samples": "one per --report-interval line (or one per file)",
+        },
+        conditions=labels,
+        transaction_types=[],
+        samples=samples,
+        files=records,
+        aggregates=aggregates,
+        environment=client_environment(),
+        tool_version=tool_version(),
+    )
+    return store.import_batch(batch, run_id=run_id, force=force)

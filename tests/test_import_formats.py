@@ -1,0 +1,307 @@
+"""Swingbench, sysbench and hyperfine imports: round trips, summaries, compare, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wannabet.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "import"
+
+
+def wannabet(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    return subprocess.run(
+        [sys.executable, "-m", "wannabet", *args],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def ok(*args: str) -> str:
+    proc = wannabet(*args)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def summary(results: Path) -> dict:
+    return json.loads(ok("summary", "--results", str(results), "--format", "json"))
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], file: str, message: str) -> None:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert file in lines[0] and message in lines[0], lines[0]
+
+
+# -- Swingbench ------------------------------------------------------------------------------------
+
+
+def test_swingbench_round_trip_keeps_aggregates_and_invents_no_latencies(results: Path) -> None:
+    ok("import", "swingbench", str(FIXTURES / "swingbench_soe.xml"), "--condition", "before",
+       "--results", str(results))  # fmt: skip
+    store = Store(results)
+    info = store.run()
+    assert (info.kind, info.conditions, info.samples) == ("import", 1, 10)
+    assert info.settings is not None and info.settings["aggregates_only"] is True
+    overview = info.settings["files"][0]["overview"]
+    assert overview["benchmark"] == "Order Entry (PLSQL) V2"
+    assert overview["completed"] == 2000 and overview["average_tps"] == 200.0
+    assert info.settings["files"][0]["dml"]["select"] == 12000
+    rows = {r["txn_name"]: r for r in store.aggregates(info.run_id)}
+    reg = rows["Customer Registration"]
+    # The misspelt elements of real files are read.
+    assert reg["percentiles"] == {
+        "p10": 4, "p20": 6, "p30": 8, "p40": 9, "p50": 10, "p60": 12, "p70": 14, "p80": 17,
+        "p90": 24,
+    }  # fmt: skip
+    assert (reg["count"], reg["failed"], reg["lat_mean_ms"], reg["lat_max_ms"]) == (
+        800,
+        1,
+        12.5,
+        80,
+    )
+    assert reg["histogram"]["counts"][:3] == [300, 250, 150]
+    assert reg["extra"]["rollbacks"] == 1
+    assert rows["Browse Products"]["percentiles"] == {"p10": 2, "p50": 4, "p90": 9}
+    with store.read() as con:
+        assert con.execute("SELECT count(*) FROM transactions").fetchone() == (0,)
+    (c,) = summary(results)["conditions"]
+    assert c["transactions"] == 2004 and c["errors"] == 4
+    # Count-weighted mean of the types' means; no percentile can be combined across types.
+    assert c["latency_ms"]["mean"] == pytest.approx((800 * 12.5 + 1200 * 5.0) / 2000)
+    assert c["latency_ms"]["max"] == 80
+    assert c["latency_ms"]["p50"] is None and c["latency_ms"]["p99"] is None
+    assert c["tps"] == pytest.approx(200.0)
+
+
+def test_swingbench_two_files_compare_throughput(results: Path, tmp_path: Path) -> None:
+    ok("import", "swingbench", str(FIXTURES / "swingbench_soe.xml"), "--condition", "before",
+       "--results", str(results))  # fmt: skip
+    run_id = str(Store(results).run().run_id)
+    ok("import", "swingbench", str(FIXTURES / "swingbench_faster.xml"), "--condition", "after",
+       "--run", run_id, "--results", str(results))  # fmt: skip
+    info = Store(results).run()
+    assert (info.conditions, info.samples) == (2, 20)
+    doc = json.loads(ok("compare", "--results", str(results), "--metric", "throughput",
+                        "--format", "json"))  # fmt: skip
+    (cmp,) = doc["comparisons"]
+    assert cmp["condition"] == "after" and cmp["baseline"] == "before"
+    assert 20 < cmp["delta_pct"] < 30
+    table = ok("summary", "--results", str(results))
+    assert "before" in table and "after" in table
+
+
+def test_swingbench_namespace_free_and_minimal_files_parse(tmp_path: Path, results: Path) -> None:
+    minimal = tmp_path / "minimal.xml"
+    minimal.write_text(
+        "<Results><Overview><TotalCompletedTransactions>600</TotalCompletedTransactions>"
+        "<TotalRunTime>0:01:00</TotalRunTime></Overview></Results>"
+    )
+    ok("import", "swingbench", str(minimal), "--results", str(results))
+    (c,) = summary(results)["conditions"]
+    assert c["samples"] == 1 and c["tps"] == pytest.approx(10.0)
+    assert c["latency_ms"]["mean"] is None
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("<Results><Overview>", "not well-formed XML"),
+        ("<Other/>", ":1: the root element is <other>; expected a Swingbench <Results>"),
+        ("<Results>\n<TransactionResults>\n<Result id='a'>\n<AverageResponse>x"
+         "</AverageResponse>\n<TransactionCount>1</TransactionCount></Result>"
+         "</TransactionResults></Results>",
+         ":4: <AverageResponse> holds 'x'; expected a number"),
+        ("<Results>\n<TransactionResults>\n<Result id='a'><AverageResponse>1</AverageResponse>"
+         "</Result></TransactionResults></Results>",
+         ":3: <Result id='a'> has no <TransactionCount>"),
+        ("<Results>\n<TPSReadings>1687533274000,1,1687533275000</TPSReadings></Results>",
+         ":2: <TPSReadings> holds 3 numbers; expected pairs"),
+        ("<Results></Results>", "expected Swingbench results"),
+    ],
+)  # fmt: skip
+def test_malformed_swingbench(tmp_path: Path, results: Path, content: str, message: str) -> None:
+    bad = tmp_path / "bad.xml"
+    bad.write_text(content)
+    one_line_error(wannabet("import", "swingbench", str(bad), "--results", str(results)),
+                   "bad.xml", message)  # fmt: skip
+    assert not results.exists() or Store(results).runs() == []
+
+
+def test_swingbench_latency_compare_is_refused_with_a_reason(results: Path) -> None:
+    ok("import", "swingbench", str(FIXTURES / "swingbench_soe.xml"), "--condition", "before",
+       "--results", str(results))  # fmt: skip
+    proc = wannabet("compare", "--results", str(results), "--metric", "latency")
+    assert proc.returncode == 5 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_swingbench_latency_compare_says_the_file_holds_only_aggregates(results: Path) -> None:
+    ok("import", "swingbench", str(FIXTURES / "swingbench_soe.xml"), "--results", str(results))
+    proc = wannabet("compare", "--results", str(results), "--metric", "latency")
+    assert proc.returncode == 5
+    assert "only aggregates" in proc.stderr and "--metric throughput" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- sysbench --------------------------------------------------------------------------------------
+
+
+def test_sysbench_round_trip_intervals_summary_and_histogram(results: Path) -> None:
+    ok("import", "sysbench", str(FIXTURES / "sysbench_oltp.txt"), "--results", str(results))
+    store = Store(results)
+    info = store.run()
+    samples = store.samples(info.run_id)
+    assert [s["tps"] for s in samples] == [500.0, 520.0, 510.0, 490.0, 480.0]
+    assert samples[1]["errors"] == 1
+    stats = json.loads(samples[0]["stats"])
+    assert stats["qps"] == 10000.0 and stats["latency_ms"] == 10.27
+    assert stats["latency_label"] == "95%"
+    (agg,) = store.aggregates(info.run_id)
+    assert (agg["count"], agg["failed"]) == (2500, 1)
+    assert (agg["lat_min_ms"], agg["lat_mean_ms"], agg["lat_max_ms"]) == (3.98, 7.99, 14.90)
+    assert agg["percentiles"] == {"p95": 10.46}
+    assert agg["histogram"]["buckets"][2] == [6.213, 900]
+    assert sum(c for _, c in agg["histogram"]["buckets"]) == 2050
+    assert agg["extra"]["latency_sum_ms"] == 19975.0
+    (c,) = summary(results)["conditions"]
+    assert c["transactions"] == 2501 and c["errors"] == 1
+    lat = c["latency_ms"]
+    assert lat["mean"] == pytest.approx(7.99) and lat["max"] == pytest.approx(14.9)
+    assert (lat["p50"], lat["p95"], lat["p99"]) == (None, 10.46, None)
+
+
+def test_sysbench_conditions_from_filenames_and_compare(results: Path) -> None:
+    ok("import", "sysbench", str(FIXTURES / "sysbench_oltp.txt"),
+       str(FIXTURES / "sysbench_oltp_tuned.txt"),
+       "--condition-from-filename", r"sysbench_(?P<condition>oltp\w*)\.txt",
+       "--results", str(results))  # fmt: skip
+    conditions = [c["condition"] for c in summary(results)["conditions"]]
+    assert conditions == ["oltp", "oltp_tuned"]
+    doc = json.loads(ok("compare", "--results", str(results), "--metric", "throughput",
+                        "--format", "json"))  # fmt: skip
+    (cmp,) = doc["comparisons"]
+    assert cmp["delta_pct"] == pytest.approx(20.0, abs=0.5)
+
+
+def test_sysbench_without_intervals_is_one_sample(tmp_path: Path, results: Path) -> None:
+    text = (FIXTURES / "sysbench_oltp.txt").read_text()
+    plain = tmp_path / "plain.txt"
+    plain.write_text("\n".join(x for x in text.splitlines() if not x.startswith("[")))
+    ok("import", "sysbench", str(plain), "--results", str(results))
+    (c,) = summary(results)["conditions"]
+    assert c["samples"] == 1 and c["tps"] == pytest.approx(2500 / 5.002)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("hello\n", "expected sysbench's output"),
+        ("[ 1s ] thds: 4 tps: 500.00 qps: 10000.00 (r/w/o: 7000.00/2000.00/1000.00)"
+         " lat (ms,95%): 10.27 err/s: 0.00 reconn/s: 0.00\n"
+         "[ 2s ] thds: four tps: 1\n", ":2: an interval line sysbench did not write"),
+        ("[ 2s ] thds: 4 tps: 5.00\n[ 1s ] thds: 4 tps: 5.00\n", ":2: interval at 1s"),
+        ("    transactions:                        2500   (499.80 per sec.)\n",
+         "no 'total time:' line"),
+    ],
+)  # fmt: skip
+def test_malformed_sysbench(tmp_path: Path, results: Path, content: str, message: str) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text(content)
+    one_line_error(wannabet("import", "sysbench", str(bad), "--results", str(results)),
+                   "bad.txt", message)  # fmt: skip
+
+
+# -- hyperfine -------------------------------------------------------------------------------------
+
+
+def test_hyperfine_commands_are_conditions_and_runs_observations(results: Path) -> None:
+    ok("import", "hyperfine", str(FIXTURES / "hyperfine.json"), "--results", str(results))
+    info = Store(results).run()
+    assert (info.conditions, info.samples, info.transactions) == (2, 20, 20)
+    rows = summary(results)["conditions"]
+    assert [r["condition"] for r in rows] == ["psql -c 'select 1'", "psql -c 'select 2'"]
+    assert rows[0]["latency_ms"]["mean"] == pytest.approx(12.1)
+    assert rows[1]["errors"] == 1 and rows[1]["errors_by_status"] == {"error": 1}
+    # Nine successful runs of the second command: the failed one is not a latency.
+    times = [14.5, 15.0, 15.5, 14.0, 15.2, 14.8, 16.5, 15.1, 14.9]
+    assert rows[1]["latency_ms"]["mean"] == pytest.approx(sum(times) / 9)
+    doc = json.loads(ok("compare", "--results", str(results), "--format", "json"))
+    (cmp,) = doc["comparisons"]
+    assert cmp["verdict"] == "slower" and 20 < cmp["delta_pct"] < 30
+    assert "slower" in ok("compare", "--results", str(results))
+
+
+def test_hyperfine_condition_override(results: Path) -> None:
+    ok("import", "hyperfine", str(FIXTURES / "hyperfine.json"), "--condition", "v1",
+       "--results", str(results))  # fmt: skip
+    rows = summary(results)["conditions"]
+    assert rows[0]["condition"] == "v1/psql -c 'select 1'"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"results": [\n  {"command": "a",\n', ":3: not JSON"),
+        ('{"x": 1}', ':1: no "results" list'),
+        ('{"results": [\n{"command": "a", "times": []}]}', ":2: results[0] ('a') has no \"times\""),
+        ('{"results": [\n{"command": "a", "times": [0.1, "x"]}]}', ":2: results[0].times"),
+        ('{"results": [\n{"command": "a", "times": [0.1], "exit_codes": [0, 1]}]}',
+         ":2: results[0].exit_codes"),
+    ],
+)  # fmt: skip
+def test_malformed_hyperfine(tmp_path: Path, results: Path, content: str, message: str) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    one_line_error(wannabet("import", "hyperfine", str(bad), "--results", str(results)),
+                   "bad.json", message)  # fmt: skip
+
+
+# -- shared behaviour ------------------------------------------------------------------------------
+
+
+def test_reimport_is_refused_by_content_unless_forced(tmp_path: Path, results: Path) -> None:
+    copy = tmp_path / "renamed.json"
+    shutil.copy(FIXTURES / "hyperfine.json", copy)
+    ok("import", "hyperfine", str(FIXTURES / "hyperfine.json"), "--results", str(results))
+    proc = wannabet("import", "hyperfine", str(copy), "--results", str(results))
+    one_line_error(proc, "renamed.json", "already imported as run 1")
+    assert "--force" in proc.stderr
+    assert len(Store(results).runs()) == 1
+    ok("import", "hyperfine", str(copy), "--force", "--results", str(results))
+    assert len(Store(results).runs()) == 2
+
+
+def test_a_failing_file_imports_nothing_of_the_batch(tmp_path: Path, results: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"results": []}')
+    proc = wannabet("import", "hyperfine", str(FIXTURES / "hyperfine.json"), str(bad),
+                    "--results", str(results))  # fmt: skip
+    one_line_error(proc, "bad.json", '"results" is empty')
+    assert not results.exists() or Store(results).runs() == []
+    # Nothing was recorded as imported either: the good file imports now.
+    ok("import", "hyperfine", str(FIXTURES / "hyperfine.json"), "--results", str(results))
+
+
+def test_appending_to_a_run_of_another_format_is_refused(results: Path) -> None:
+    ok("import", "hyperfine", str(FIXTURES / "hyperfine.json"), "--results", str(results))
+    proc = wannabet("import", "sysbench", str(FIXTURES / "sysbench_oltp.txt"), "--run", "1",
+                    "--results", str(results))  # fmt: skip
+    one_line_error(proc, "--run 1", "holds hyperfine results")
+
+
+def test_condition_from_filename_must_match(tmp_path: Path, results: Path) -> None:
+    proc = wannabet(
+        "import", "hyperfine", str(FIXTURES / "hyperfine.json"),
+        "--condition-from-filename", r"run-(\d+)", "--results", str(results),
+    )  # fmt: skip
+    one_line_error(proc, "hyperfine.json", "does not match the file name")
