@@ -416,82 +416,46 @@ def import_pgbench(
     _imported(store, new_id, files)
 
 
-@import_app.command("swingbench")
-@handled
-def import_swingbench(
-    files: FilesArgument,
-    condition: ConditionOption = None,
-    condition_from_filename: ConditionFromFilename = None,
-    run_id: AppendOption = None,
-    force: ForceOption = False,
-    name: NameOption = None,
-    results: ResultsOption = Path(DEFAULT_RESULTS),
-) -> None:
-    """Import Swingbench results XML (aggregates only: TPS readings and percentiles)."""
-    from wannabet.importers import import_swingbench as do_import
+def _plain_format_command(fmt: str, help_text: str) -> None:
+    """Register ``wannabet import FMT`` for a format with no options of its own."""
 
-    store = Store(results)
-    new_id = do_import(
-        store,
-        files,
-        conditions=_rule(condition, condition_from_filename),
-        run_id=run_id,
-        force=force,
-        name=name,
-    )
-    _imported(store, new_id, files)
+    @import_app.command(fmt, help=help_text)
+    @handled
+    def command(
+        files: FilesArgument,
+        condition: ConditionOption = None,
+        condition_from_filename: ConditionFromFilename = None,
+        run_id: AppendOption = None,
+        force: ForceOption = False,
+        name: NameOption = None,
+        results: ResultsOption = Path(DEFAULT_RESULTS),
+    ) -> None:
+        from wannabet import importers
 
-
-@import_app.command("sysbench")
-@handled
-def import_sysbench(
-    files: FilesArgument,
-    condition: ConditionOption = None,
-    condition_from_filename: ConditionFromFilename = None,
-    run_id: AppendOption = None,
-    force: ForceOption = False,
-    name: NameOption = None,
-    results: ResultsOption = Path(DEFAULT_RESULTS),
-) -> None:
-    """Import sysbench output: --report-interval lines, final summary, --histogram."""
-    from wannabet.importers import import_sysbench as do_import
-
-    store = Store(results)
-    new_id = do_import(
-        store,
-        files,
-        conditions=_rule(condition, condition_from_filename),
-        run_id=run_id,
-        force=force,
-        name=name,
-    )
-    _imported(store, new_id, files)
+        store = Store(results)
+        new_id = getattr(importers, f"import_{fmt}")(
+            store,
+            files,
+            conditions=_rule(condition, condition_from_filename),
+            run_id=run_id,
+            force=force,
+            name=name,
+        )
+        _imported(store, new_id, files)
 
 
-@import_app.command("hyperfine")
-@handled
-def import_hyperfine(
-    files: FilesArgument,
-    condition: ConditionOption = None,
-    condition_from_filename: ConditionFromFilename = None,
-    run_id: AppendOption = None,
-    force: ForceOption = False,
-    name: NameOption = None,
-    results: ResultsOption = Path(DEFAULT_RESULTS),
-) -> None:
-    """Import hyperfine --export-json: each command a condition, each run an observation."""
-    from wannabet.importers import import_hyperfine as do_import
-
-    store = Store(results)
-    new_id = do_import(
-        store,
-        files,
-        conditions=_rule(condition, condition_from_filename),
-        run_id=run_id,
-        force=force,
-        name=name,
-    )
-    _imported(store, new_id, files)
+for _fmt, _help in (
+    (
+        "swingbench",
+        "Import Swingbench results XML (aggregates only: TPS readings and percentiles).",
+    ),
+    ("sysbench", "Import sysbench output: --report-interval lines, final summary, --histogram."),
+    (
+        "hyperfine",
+        "Import hyperfine --export-json: each command a condition, each run an observation.",
+    ),
+):
+    _plain_format_command(_fmt, _help)
 
 
 class Metric(StrEnum):
