@@ -103,7 +103,7 @@ def _main(
 @app.command()
 @handled
 def run(
-    file: Annotated[Path, typer.Argument(help="The experiment file (TOML).")],
+    file: Annotated[Path, typer.Argument(help="The experiment file (TOML).", metavar="FILE")],
     target: Annotated[
         str | None,
         typer.Option("--target", "-t", help="Database URL; overrides the file's target."),
@@ -257,7 +257,7 @@ class Unit(StrEnum):
 @import_app.command("csv")
 @handled
 def import_csv(
-    file: Annotated[Path, typer.Argument(help="The CSV file, with a header line.")],
+    file: Annotated[Path, typer.Argument(help="The CSV file, with a header line.", metavar="FILE")],
     condition: Annotated[str, typer.Option("--condition", help="Column with the condition.")],
     value: Annotated[str, typer.Option("--value", help="Column with the measured value.")],
     sample: Annotated[
@@ -296,7 +296,7 @@ def import_csv(
     )
 
 
-FilesArgument = Annotated[list[Path], typer.Argument(help="The files to import.")]
+FilesArgument = Annotated[list[Path], typer.Argument(help="The files to import.", metavar="FILES")]
 ConditionOption = Annotated[
     str | None, typer.Option("--condition", help="Condition of every file.")
 ]
