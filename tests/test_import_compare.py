@@ -173,3 +173,20 @@ def test_unknown_baseline_is_a_clear_error(tmp_path: Path) -> None:
     )
     proc = wannabet("compare", "--results", str(results), "--baseline", "zzz")
     assert proc.returncode == 2 and "no condition 'zzz'" in proc.stderr and "a, b" in proc.stderr
+
+
+def test_compare_across_runs_from_the_command_line(tmp_path: Path) -> None:
+    results = tmp_path / "r.duckdb"
+    for name, shift in (("before", 0.0), ("after", 5.0)):
+        rows = [f"x,{v + shift}" for v in FIVE_GROUP_MEANS * 2]
+        csv = write_csv(tmp_path / f"{name}.csv", "c,v", rows)
+        proc = wannabet(
+            "import", "csv", str(csv), "--condition", "c", "--value", "v", "--results", str(results)
+        )
+        assert proc.returncode == 0, proc.stderr
+    doc = compare_json(results, "--run", "1", "--run", "2")
+    assert [r["name"] for r in doc["run"]] == ["before", "after"]
+    (cmp,) = doc["comparisons"]
+    assert (cmp["condition"], cmp["baseline"]) == ("2:x", "1:x")
+    table = wannabet("compare", "--results", str(results), "--run", "1", "--run", "2").stdout
+    assert "Runs 1 (before), 2 (after)" in table

@@ -472,7 +472,13 @@ class Level(StrEnum):
 @handled
 def compare(
     results: ResultsOption = Path(DEFAULT_RESULTS),
-    run_id: RunOption = None,
+    run_ids: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--run",
+            help="Run id; repeat to compare the conditions of several runs. Default: latest.",
+        ),
+    ] = None,
     baseline: Annotated[
         str | None, typer.Option("--baseline", help="Baseline condition; default the first.")
     ] = None,
@@ -493,34 +499,20 @@ def compare(
     ] = False,
 ) -> None:
     """Is the difference between conditions real? Tests, intervals and a verdict."""
-    from wannabet.analysis import compare as analyse
-    from wannabet.datasets import load_observations
     from wannabet.render import compare as render
+    from wannabet.verdicts import compare_runs
 
-    rope_pct = _percent(rope, "--rope")
-    store = Store(results)
-    info = store.run(run_id)
-    groups = load_observations(store, info, metric=metric.value, include_warmup=include_warmup)
-    if baseline is not None and baseline not in [g.condition for g in groups]:
-        raise SpecError(
-            f"no condition {baseline!r} in run {info.run_id}; conditions:"
-            f" {', '.join(g.condition for g in groups)}",
-            key="--baseline",
-            file="command line",
-        )
-    unit = "ms" if metric is Metric.latency else "tps"
-    result = analyse(
-        groups,
+    doc = compare_runs(
+        Store(results),
+        run_ids or (),
         baseline=baseline,
         metric=metric.value,
         level=level.value,
         alpha=alpha,
-        rope_pct=rope_pct,
+        rope_pct=_percent(rope, "--rope"),
         seed=seed,
-        unit=unit,
+        include_warmup=include_warmup,
     )
-    doc = result.to_dict()
-    doc["run"] = {k: v for k, v in info.to_dict().items() if k not in ("settings", "environment")}
     if output is Format.json:
         sys.stdout.write(render.compare_json(doc) + "\n")
     elif output is Format.markdown:

@@ -39,8 +39,7 @@ def _pct(x: float | None) -> str:
 
 def compare_table(doc: dict[str, Any]) -> Group:
     unit = doc["unit"]
-    run = doc.get("run") or {}
-    title = f"Run {run.get('run_id', '?')}: {run.get('name', '')} · {doc['metric']} ({unit})"
+    title = f"{_runs(doc)} · {doc['metric']} ({unit})"
     title += f" · {doc['level']} level · α={doc['alpha']} · ROPE ±{doc['rope_pct']:g}%"
     conditions = Table(title=escape(title), title_justify="left")
     conditions.add_column("condition", style="bold", overflow="fold")
@@ -108,9 +107,8 @@ def compare_table(doc: dict[str, Any]) -> Group:
 
 
 def compare_markdown(doc: dict[str, Any]) -> str:
-    run = doc.get("run") or {}
     out = [
-        f"**Run {run.get('run_id', '?')}: {_md(run.get('name', ''))}**,"
+        f"**{_md(_runs(doc))}**,"
         f" {doc['metric']} ({doc['unit']}),"
         f" {doc['level']} level, α = {doc['alpha']}, ROPE ±{doc['rope_pct']:g}%",
         "",
@@ -184,6 +182,13 @@ def compare_csv(doc: dict[str, Any]) -> str:
         ]
         writer.writerow(["" if v is None else v for v in row])
     return buf.getvalue()
+
+
+def _runs(doc: dict[str, Any]) -> str:
+    runs = doc.get("run") or {}
+    if isinstance(runs, list):
+        return "Runs " + ", ".join(f"{r['run_id']} ({r['name']})" for r in runs)
+    return f"Run {runs.get('run_id', '?')}: {runs.get('name', '')}"
 
 
 def _md(text: str) -> str:

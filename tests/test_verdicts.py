@@ -1,0 +1,89 @@
+"""compare_runs: one run, several runs, and the environments they were recorded in."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wannabet.engine import FakeEngine
+from wannabet.errors import SpecError
+from wannabet.runner import run_experiment
+from wannabet.spec import parse_experiment
+from wannabet.store import Store
+from wannabet.targets import parse_target
+from wannabet.verdicts import compare_runs, flatten_environment
+
+SPEC = textwrap.dedent(
+    """\
+    name = "v"
+    [workload]
+    sessions = 2
+    [[workload.transactions]]
+    script = "SELECT 1;"
+    [sampling]
+    samples = 8
+    warmup = "0s"
+    seed = 1
+    """
+)
+
+
+def two_runs(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "r.duckdb")
+    for _ in range(2):
+        run_experiment(
+            parse_experiment(SPEC, file="v.toml"),
+            target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+            store=store,
+            engine=FakeEngine(transactions_per_sample=100),
+        )
+    return store
+
+
+def test_several_runs_are_compared_with_labelled_conditions(tmp_path: Path) -> None:
+    store = two_runs(tmp_path)
+    doc = compare_runs(store, [1, 2])
+    assert [r["run_id"] for r in doc["run"]] == [1, 2]
+    assert [c["condition"] for c in doc["conditions"]] == ["1:baseline", "2:baseline"]
+    (cmp,) = doc["comparisons"]
+    assert cmp["baseline"] == "1:baseline"
+    codes = [d["code"] for c in doc["conditions"] for d in c["diagnostics"]]
+    assert "environment-differs" not in codes
+
+
+def test_runs_from_different_environments_are_flagged(tmp_path: Path) -> None:
+    store = two_runs(tmp_path)
+    with store.read() as con:
+        env = json.loads(con.execute("SELECT environment FROM runs WHERE run_id = 2").fetchone()[0])
+        env["server_version"] = "3.99.0"
+        env["server_settings"]["journal_mode"] = "delete"
+        con.execute("UPDATE runs SET environment = ? WHERE run_id = 2", [json.dumps(env)])
+    doc = compare_runs(store, [1, 2], baseline="1:baseline")
+    messages = [
+        d["message"]
+        for c in doc["conditions"]
+        for d in c["diagnostics"]
+        if d["code"] == "environment-differs"
+    ]
+    assert messages and "server_version" in messages[0]
+    assert "server_settings.journal_mode" in messages[0]
+
+
+def test_one_run_keeps_plain_labels_and_a_run_object(tmp_path: Path) -> None:
+    store = two_runs(tmp_path)
+    doc = compare_runs(store)
+    assert doc["run"]["run_id"] == 2
+    assert [c["condition"] for c in doc["conditions"]] == ["baseline"]
+    with pytest.raises(SpecError, match="no condition 'nope' in run 2"):
+        compare_runs(store, baseline="nope")
+
+
+def test_flatten_environment() -> None:
+    assert flatten_environment({"a": 1, "s": {"x": "on", "y": None}}) == {
+        "a": "1",
+        "s.x": "on",
+        "s.y": "None",
+    }
