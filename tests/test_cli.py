@@ -244,21 +244,29 @@ def test_ctrl_c_keeps_finished_samples(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # If it ever hangs, SIGABRT below makes faulthandler print where every thread is.
+        env=plain_env() | {"PYTHONFAULTHANDLER": "1"},
     )
-    store = Store(results)
-    deadline = time.monotonic() + 120
-    seen: list[str] = []
-    while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-        if results.exists():
-            try:
-                if store.run().samples >= 2:
-                    break
-            except StoreError as exc:  # the writer may hold the file for a moment
-                seen.append(str(exc))
-    assert proc.poll() is None, f"the run ended before it could be interrupted; reads: {seen[-3:]}"
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    with proc:
+        store = Store(results)
+        deadline = time.monotonic() + 120
+        seen: list[str] = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+            if results.exists():
+                try:
+                    if store.run().samples >= 2:
+                        break
+                except StoreError as exc:  # the writer may hold the file for a moment
+                    seen.append(str(exc))
+        assert proc.poll() is None, f"the run ended before it was interrupted; reads: {seen[-3:]}"
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=30)
+            pytest.fail(f"no exit within 60 s of Ctrl-C; where it was:\n{err[-4000:]}")
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert "interrupted" in err

@@ -1,5 +1,5 @@
 """wannabet: database performance experiments you can bet on."""
 
-from wannabet.environment import tool_version
+from wannabet.version import tool_version
 
 __version__ = tool_version()

@@ -1,3 +1,3 @@
-from wannabet.cli import main
+from wannabet.entry import main
 
 main()

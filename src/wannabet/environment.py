@@ -9,12 +9,11 @@ from __future__ import annotations
 import os
 import platform
 import socket
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
 from typing import Any
 
 from wannabet.engine.base import Engine
 from wannabet.targets import Target
+from wannabet.version import tool_version
 
 #: PostgreSQL settings that change how a workload performs; recorded with every run
 POSTGRES_SETTINGS = (
@@ -42,13 +41,6 @@ POSTGRES_SETTINGS = (
 )
 
 SQLITE_PRAGMAS = ("journal_mode", "page_size", "auto_vacuum", "locking_mode")
-
-
-def tool_version() -> str:
-    try:
-        return package_version("wannabet")
-    except PackageNotFoundError:  # running from a source tree
-        return "0+unknown"
 
 
 def client_environment() -> dict[str, Any]:

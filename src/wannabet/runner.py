@@ -14,20 +14,24 @@ The order of events, and why:
 from __future__ import annotations
 
 import dataclasses
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 from wannabet import design
 from wannabet.engine.base import Engine, SampleRequest, SampleResult
 from wannabet.engine.program import compile_program
-from wannabet.environment import client_environment, server_environment, tool_version
+from wannabet.environment import client_environment, server_environment
 from wannabet.errors import Interrupted, QueryError, WannabetError
 from wannabet.model import Condition, Experiment, ScheduledSample
 from wannabet.script import split_sql
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.targets import Target, redact
+from wannabet.version import tool_version
 
 
 class RunObserver(Protocol):
@@ -177,45 +181,53 @@ def run_experiment(
         warmup_ns = int(sampling.warmup_s * 1e9)
         duration_ns = int(sampling.duration_s * 1e9) + warmup_ns if sampling.duration_s else 0
         previous: int | None = None
-        for scheduled in plan:
-            condition = conditions[scheduled.condition_index]
-            if scheduled.condition_index != previous:
-                for sql in condition.system_sql:
-                    _execute_all(engine, target, sql, f"system_sql of {condition.label}")
-                previous = scheduled.condition_index
-            observer.sample_started(scheduled, condition)
-            request = SampleRequest(
-                program=program,
-                sessions=workload.sessions,
-                session_sql=workload.session_sql + condition.session_sql,
-                duration_ns=duration_ns,
-                max_transactions=sampling.transactions or 0,
-                seed=sample_seed(sampling.seed, scheduled.position),
-                on_error=workload.on_error,
-                max_tries=workload.max_tries,
-                rate=workload.rate or 0.0,
-            )
-            result = engine.run_sample(target, request, observer.sample_progress)
-            row = SampleRow(
-                sample_id=scheduled.position,
-                condition_id=scheduled.condition_index,
-                block=scheduled.block,
-                position=scheduled.position,
-                t0_ns=result.t0_ns,
-                measure_start_ns=result.t0_ns + warmup_ns,
-                end_ns=result.end_ns,
-                warmup_s=sampling.warmup_s,
-                sessions_lost=result.sessions_lost,
-                error_messages=result.error_messages,
-            )
-            store.add_sample(run_id, row, result.columns, result.error_codes)
-            done += 1
-            window_s = max(result.end_ns - row.measure_start_ns, 1) / 1e9
-            ok = result.columns["status"] == 0
-            measured = result.columns["start_ns"] >= row.measure_start_ns
-            observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
-            if sampling.cooldown_s and scheduled is not plan[-1]:
-                time.sleep(sampling.cooldown_s)
+        with _deferred_interrupt() as interrupt:
+
+            def progress(ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
+                interrupt.check()  # stops the engine, which discards the sample in flight
+                observer.sample_progress(ok, errors, elapsed_s, p99_ms)
+
+            for scheduled in plan:
+                interrupt.check()
+                condition = conditions[scheduled.condition_index]
+                if scheduled.condition_index != previous:
+                    for sql in condition.system_sql:
+                        _execute_all(engine, target, sql, f"system_sql of {condition.label}")
+                    previous = scheduled.condition_index
+                observer.sample_started(scheduled, condition)
+                request = SampleRequest(
+                    program=program,
+                    sessions=workload.sessions,
+                    session_sql=workload.session_sql + condition.session_sql,
+                    duration_ns=duration_ns,
+                    max_transactions=sampling.transactions or 0,
+                    seed=sample_seed(sampling.seed, scheduled.position),
+                    on_error=workload.on_error,
+                    max_tries=workload.max_tries,
+                    rate=workload.rate or 0.0,
+                )
+                result = engine.run_sample(target, request, progress)
+                row = SampleRow(
+                    sample_id=scheduled.position,
+                    condition_id=scheduled.condition_index,
+                    block=scheduled.block,
+                    position=scheduled.position,
+                    t0_ns=result.t0_ns,
+                    measure_start_ns=result.t0_ns + warmup_ns,
+                    end_ns=result.end_ns,
+                    warmup_s=sampling.warmup_s,
+                    sessions_lost=result.sessions_lost,
+                    error_messages=result.error_messages,
+                )
+                # A Ctrl-C here waits until the sample is written: it is finished, so it is kept.
+                store.add_sample(run_id, row, result.columns, result.error_codes)
+                done += 1
+                window_s = max(result.end_ns - row.measure_start_ns, 1) / 1e9
+                ok = result.columns["status"] == 0
+                measured = result.columns["start_ns"] >= row.measure_start_ns
+                observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
+                if sampling.cooldown_s and scheduled is not plan[-1]:
+                    interrupt.sleep(sampling.cooldown_s)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted", f"interrupted by the user after {done} samples")
         raise Interrupted(
@@ -229,6 +241,47 @@ def run_experiment(
         raise
     store.finish_run(run_id, "complete")
     return RunOutcome(run_id=run_id, status="complete", samples=done)
+
+
+class _Interrupt:
+    """Ctrl-C, taken when it is safe: between samples, or through the engine's progress call.
+
+    Raising KeyboardInterrupt wherever the signal lands could cut a results-file write in half;
+    instead the handler records the request, and the runner raises at the next safe point (at
+    most a progress tick, about 0.25 s, later). A second Ctrl-C raises at once.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def handle(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+
+    def sleep(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.check()
+            time.sleep(min(0.1, max(deadline - time.monotonic(), 0)))
+        self.check()
+
+
+@contextmanager
+def _deferred_interrupt() -> Iterator[_Interrupt]:
+    interrupt = _Interrupt()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupt  # signal handlers belong to the main thread; leave Ctrl-C as it is
+        return
+    previous = signal.signal(signal.SIGINT, interrupt.handle)
+    try:
+        yield interrupt
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _execute_all(engine: Engine, target: Target, sql: str, where: str) -> None:

@@ -16,9 +16,10 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from wannabet.environment import client_environment, tool_version
+from wannabet.environment import client_environment
 from wannabet.errors import ImportError_
 from wannabet.store import ConditionRow, SampleRow, Store
+from wannabet.version import tool_version
 
 Unit = Literal["ms", "us", "s"]
 _UNIT_NS = {"us": 1_000.0, "ms": 1_000_000.0, "s": 1_000_000_000.0}

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from wannabet.environment import client_environment, tool_version
+from wannabet.environment import client_environment
 from wannabet.errors import ImportError_
 from wannabet.importers._common import ConditionRule, bad, read_text, sha256
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
+from wannabet.version import tool_version
 
 
 def _line_of(text: str, needle: str, start: int = 0) -> int | None:

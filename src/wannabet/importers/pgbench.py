@@ -35,10 +35,11 @@ from typing import Any, Literal
 import duckdb
 import numpy as np
 
-from wannabet.environment import client_environment, tool_version
+from wannabet.environment import client_environment
 from wannabet.errors import ImportError_
 from wannabet.importers._common import ConditionRule, bad, check_file, read_text, sha256
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
+from wannabet.version import tool_version
 
 LogKind = Literal["auto", "transactions", "aggregate"]
 Layout = Literal["auto", "14", "15"]

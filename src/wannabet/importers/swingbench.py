@@ -26,10 +26,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wannabet.environment import client_environment, tool_version
+from wannabet.environment import client_environment
 from wannabet.errors import ImportError_
 from wannabet.importers._common import ConditionRule, bad, check_file, sha256
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
+from wannabet.version import tool_version
 
 _PERCENTILES = {
     "tenthprecentile": "p10",

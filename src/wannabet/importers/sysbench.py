@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wannabet.environment import client_environment, tool_version
+from wannabet.environment import client_environment
 from wannabet.errors import ImportError_
 from wannabet.importers._common import ConditionRule, bad, read_text, sha256
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
+from wannabet.version import tool_version
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 _INTERVAL = re.compile(
