@@ -196,7 +196,17 @@ def test_retries_and_detailed_failures_under_conflict(pgbench: Pgbench, results:
 def test_aggregated_log_matches_summary(pgbench: Pgbench, results: Path) -> None:
     run = pgbench("agg", "-c", "2", "-j", "2", "-T", "3", "-P", "1", "--aggregate-interval", "1")
     fields = run.logs[0].read_text().splitlines()[0].split()
-    ok("import", "pgbench", *run.args, "--summary", str(run.summary), "--results", str(results))
+    ok(
+        "import",
+        "pgbench",
+        *run.args,
+        "--summary",
+        str(run.summary),
+        "--aggregate-interval",
+        "1",
+        "--results",
+        str(results),
+    )
     c = check_aggregated_against_summary(results, run)
     info = Store(results).run()
     assert info.settings is not None
@@ -313,7 +323,17 @@ def test_aggregated_failures_and_retries(pgbench: Pgbench, results: Path) -> Non
         "agg-conflict", "-c", "4", "-j", "2", "-T", "2", "-P", "1", "--max-tries", "2",
         "--failures-detailed", "--aggregate-interval", "1", script=CONFLICT,
     )  # fmt: skip
-    ok("import", "pgbench", *run.args, "--summary", str(run.summary), "--results", str(results))
+    ok(
+        "import",
+        "pgbench",
+        *run.args,
+        "--summary",
+        str(run.summary),
+        "--aggregate-interval",
+        "1",
+        "--results",
+        str(results),
+    )
     c = check_aggregated_against_summary(results, run)
     assert c["errors_by_status"]["failed"] > 0
     rows = Store(results).aggregates(Store(results).run().run_id)

@@ -176,3 +176,13 @@ def test_count_based_samples_have_no_default_warmup() -> None:
         VALID.replace('duration = "2s"\nwarmup = "500ms"', "transactions = 100"), file="e"
     )
     assert exp.sampling.warmup_s == 0.0
+
+
+def test_durations_accept_bare_seconds_from_the_command_line() -> None:
+    from wannabet.durations import parse_duration
+
+    assert parse_duration("1") == 1.0
+    assert parse_duration("2.5") == 2.5
+    assert parse_duration("1m30s") == 90.0
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_duration("1x")

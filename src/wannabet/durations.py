@@ -20,6 +20,9 @@ def parse_duration(value: object) -> float:
     if not isinstance(value, str):
         raise ValueError(_hint(value))
     text = value.strip().replace(" ", "")
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        # A bare number is seconds, on the command line as in the file.
+        return _bounded(float(text), value)
     pos, total = 0, 0.0
     for m in _PART.finditer(text):
         if m.start() != pos:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +68,21 @@ class ConditionRule:
                 f"{file}: --condition-from-filename {self.pattern!r} matched an empty condition"
             )
         return str(found)
+
+
+def input_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The files named on the command line; at least one."""
+    files = [Path(p) for p in paths]
+    if not files:
+        raise ImportError_("command line: no files to import")
+    return files
+
+
+def label_index(labels: list[str], label: str) -> int:
+    """The condition id of ``label``, numbering conditions in order of first appearance."""
+    if label not in labels:
+        labels.append(label)
+    return labels.index(label)
 
 
 def sha256(file: Path) -> str:

@@ -18,8 +18,14 @@ import numpy as np
 import pyarrow as pa
 
 from wannabet.environment import client_environment
-from wannabet.errors import ImportError_
-from wannabet.importers._common import ConditionRule, bad, read_text, sha256
+from wannabet.importers._common import (
+    ConditionRule,
+    bad,
+    input_files,
+    label_index,
+    read_text,
+    sha256,
+)
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
 from wannabet.version import tool_version
 
@@ -95,9 +101,7 @@ def import_hyperfine(
 ) -> int:
     """Import hyperfine JSON exports as a run (or into ``run_id``); return its id."""
     rule = conditions or ConditionRule()
-    files = [Path(p) for p in paths]
-    if not files:
-        raise ImportError_("command line: no files to import")
+    files = input_files(paths)
     labels: list[str] = []
     samples: list[ImportedSample] = []
     sample_ids: list[np.ndarray] = []
@@ -112,9 +116,7 @@ def import_hyperfine(
                 label = base if len(results) == 1 else f"{base}/{result['command']}"
             else:
                 label = result["command"]
-            if label not in labels:
-                labels.append(label)
-            cid = labels.index(label)
+            cid = label_index(labels, label)
             first = len(samples)
             n = len(result["times"])
             samples.extend(ImportedSample(first + i, cid, 0, 0) for i in range(n))

@@ -37,7 +37,14 @@ import numpy as np
 
 from wannabet.environment import client_environment
 from wannabet.errors import ImportError_
-from wannabet.importers._common import ConditionRule, bad, check_file, read_text, sha256
+from wannabet.importers._common import (
+    ConditionRule,
+    bad,
+    check_file,
+    input_files,
+    read_text,
+    sha256,
+)
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
 from wannabet.version import tool_version
 
@@ -186,9 +193,7 @@ def import_pgbench(
         intervals (one interval alone needs it).
     """
     rule = conditions or ConditionRule()
-    files = [Path(p) for p in paths]
-    if not files:
-        raise ImportError_("command line: no files to import")
+    files = input_files(paths)
     for f in files:
         check_file(f)
     parsed = parse_summary(summary) if summary is not None else None

@@ -27,8 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from wannabet.environment import client_environment
-from wannabet.errors import ImportError_
-from wannabet.importers._common import ConditionRule, bad, check_file, sha256
+from wannabet.importers._common import (
+    ConditionRule,
+    bad,
+    check_file,
+    input_files,
+    label_index,
+    sha256,
+)
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
 from wannabet.version import tool_version
 
@@ -249,9 +255,7 @@ def import_swingbench(
 ) -> int:
     """Import Swingbench results files as a run of aggregates (or into ``run_id``)."""
     rule = conditions or ConditionRule()
-    files = [Path(p) for p in paths]
-    if not files:
-        raise ImportError_("command line: no files to import")
+    files = input_files(paths)
     labels: list[str] = []
     types: list[str] = []
     samples: list[ImportedSample] = []
@@ -261,9 +265,7 @@ def import_swingbench(
     for file in files:
         doc = read_swingbench(file)
         label = rule.label(file)
-        if label not in labels:
-            labels.append(label)
-        cid = labels.index(label)
+        cid = label_index(labels, label)
         readings = doc["tps_readings"]
         overview = doc["overview"]
         if readings:

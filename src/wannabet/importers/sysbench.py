@@ -19,8 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from wannabet.environment import client_environment
-from wannabet.errors import ImportError_
-from wannabet.importers._common import ConditionRule, bad, read_text, sha256
+from wannabet.importers._common import (
+    ConditionRule,
+    bad,
+    input_files,
+    label_index,
+    read_text,
+    sha256,
+)
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
 from wannabet.version import tool_version
 
@@ -141,9 +147,7 @@ def import_sysbench(
 ) -> int:
     """Import sysbench outputs as a run (or into ``run_id``); return its id."""
     rule = conditions or ConditionRule()
-    files = [Path(p) for p in paths]
-    if not files:
-        raise ImportError_("command line: no files to import")
+    files = input_files(paths)
     labels: list[str] = []
     samples: list[ImportedSample] = []
     aggregates: list[dict[str, Any]] = []
@@ -152,9 +156,7 @@ def import_sysbench(
     for file in files:
         doc = read_sysbench(file)
         label = rule.label(file)
-        if label not in labels:
-            labels.append(label)
-        cid = labels.index(label)
+        cid = label_index(labels, label)
         summary = doc["summary"]
         previous = 0.0
         for iv in doc["intervals"]:
