@@ -187,3 +187,30 @@ def test_serialization_failures_are_classified_and_retried(postgres: ThrowawayPo
     assert (retried.columns["status"] == OK).sum() == 200
     assert retried.columns["retries"].sum() > 0
     assert scalar(t, "SELECT n FROM hot") == (status == OK).sum() + 200
+
+
+def test_the_engine_reports_its_cpu_and_the_databases_work(target: Target) -> None:
+    make_accounts(target, 10)
+    script = "\\set id random(1, 10)\nUPDATE accounts SET balance = balance + 1 WHERE id = :id;\n"
+    result = sample(target, script, sessions=2, count=40)
+    assert len(result.session_cpu_ns) == 2 and all(ns > 0 for ns in result.session_cpu_ns)
+    if target.kind == "postgresql":
+        # 40 autocommit transactions, plus per session its start-up and its one prepare.
+        assert result.counters == {"server_commits": 40 + 2 * (1 + 1)}
+    else:
+        assert result.counters["cache_hit"] > 0 and result.counters["cache_write"] > 0
+        assert set(result.counters) == {"cache_hit", "cache_miss", "cache_write", "cache_spill"}
+
+
+@pytest.mark.parametrize("commit", ["COMMIT", "ROLLBACK"])
+def test_server_commits_count_commits_not_rollbacks(
+    postgres: ThrowawayPostgres, commit: str
+) -> None:
+    t = parse_target(postgres.url)
+    ENGINE.execute(t, "DROP TABLE IF EXISTS accounts")
+    make_accounts(t, 10)
+    script = f"BEGIN;\nUPDATE accounts SET balance = balance + 1 WHERE id = 1;\n{commit};"
+    result = sample(t, script, sessions=1, count=5)
+    assert (result.columns["status"] == OK).all()
+    # Start-up and three prepares (BEGIN, UPDATE, COMMIT/ROLLBACK) commit in both cases.
+    assert result.counters == {"server_commits": 1 + 3 + (5 if commit == "COMMIT" else 0)}

@@ -87,3 +87,51 @@ def test_flatten_environment() -> None:
         "s.x": "on",
         "s.y": "None",
     }
+
+
+# query_only = ON makes every update fail: that condition has no response time at all.
+ALL_FAIL = textwrap.dedent(
+    """\
+    name = "all-fail"
+    [setup]
+    sql = '''
+    DROP TABLE IF EXISTS t;
+    CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER NOT NULL);
+    INSERT INTO t VALUES (1, 0);
+    '''
+    [workload]
+    sessions = 1
+    [[workload.transactions]]
+    script = "UPDATE t SET v = v + 1 WHERE id = 1;"
+    [[factors]]
+    name = "query_only"
+    levels = ["OFF", "ON", "0"]
+    session_sql = "PRAGMA query_only = {level}"
+    [sampling]
+    samples = 3
+    duration = "0.1s"
+    warmup = "0s"
+    seed = 2
+    """
+)
+
+
+def test_a_condition_without_one_success_is_left_out_and_named(tmp_path: Path) -> None:
+    from wannabet.engine.native import NativeEngine
+
+    store = Store(tmp_path / "r.duckdb")
+    run_experiment(
+        parse_experiment(ALL_FAIL, file="all-fail.toml"),
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=store,
+        engine=NativeEngine(),
+    )
+    doc = compare_runs(store)
+    assert doc["excluded"] == [
+        {"condition": "query_only=ON", "reason": "no successful transaction"}
+    ]
+    assert [c["condition"] for c in doc["conditions"]] == ["query_only=OFF", "query_only=0"]
+    assert [c["condition"] for c in doc["comparisons"]] == ["query_only=0"]
+    json.dumps(doc, allow_nan=False)
+    with pytest.raises(SpecError, match="baseline 'query_only=ON' has no successful"):
+        compare_runs(store, baseline="query_only=ON")

@@ -504,6 +504,12 @@ fn run_sample<'py>(
     out.set_item("error_codes", result.error_codes)?;
     out.set_item("error_messages", messages)?;
     out.set_item("sessions_lost", result.sessions_lost)?;
+    out.set_item("session_cpu_ns", result.session_cpu_ns)?;
+    let counters = PyDict::new(py);
+    for (k, v) in result.counters {
+        counters.set_item(k, v)?;
+    }
+    out.set_item("counters", counters)?;
     Ok(out)
 }
 
@@ -516,6 +522,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(query, m)?)?;
     m.add_function(wrap_pyfunction!(run_sample, m)?)?;
     m.add("STATUS_NAMES", STATUS_NAMES.to_vec())?;
+    m.add("APPLICATION_NAME", backend::application_name())?;
     let base = py.get_type::<EngineError>();
     base.setattr("code", py.None())?;
     m.add("EngineError", base)?;

@@ -281,6 +281,10 @@ struct ThreadOut {
     messages: Vec<(String, String)>,
     lost: bool,
     finished: Option<Instant>,
+    /// CPU time of this session's thread while it ran transactions.
+    cpu_ns: u64,
+    /// The client's counters of the database's work (see Session::counters).
+    counters: Vec<(&'static str, i64)>,
 }
 
 impl ThreadOut {
@@ -339,6 +343,24 @@ pub struct SampleResult {
     /// First message per code, in first-seen order.
     pub error_messages: Vec<(String, String)>,
     pub sessions_lost: u64,
+    /// Per session: thread CPU time of the transaction loop.
+    pub session_cpu_ns: Vec<u64>,
+    /// Summed over sessions, in first-seen order.
+    pub counters: Vec<(String, i64)>,
+}
+
+/// CPU time consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 // ---------------------------------------------------------------------------
@@ -514,7 +536,16 @@ fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
     let mut messages: Vec<(String, String)> = Vec::new();
     let mut end = anchor.instant;
     let mut lost = 0;
+    let mut session_cpu_ns = Vec::with_capacity(outs.len());
+    let mut counters: Vec<(String, i64)> = Vec::new();
     for (session, o) in outs.into_iter().enumerate() {
+        session_cpu_ns.push(o.cpu_ns);
+        for &(name, v) in &o.counters {
+            match counters.iter_mut().find(|(n, _)| n == name) {
+                Some((_, total)) => *total += v,
+                None => counters.push((name.to_string(), v)),
+            }
+        }
         let remap: Vec<i32> = o
             .codes
             .iter()
@@ -559,6 +590,8 @@ fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
         error_codes: codes,
         error_messages: messages,
         sessions_lost: lost,
+        session_cpu_ns,
+        counters,
     }
 }
 
@@ -777,6 +810,8 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
         CHUNK
     };
     out.chunks.push(Vec::with_capacity(expect.clamp(16, CHUNK)));
+    s.reset_counters();
+    let cpu0 = thread_cpu_ns();
 
     loop {
         if sh.stop.load(Relaxed) {
@@ -811,6 +846,12 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
         let txn = &plan.transactions[t];
 
         let start = Instant::now();
+        // Closed loop: a thread preempted between the deadline check and here must not
+        // start a transaction after the deadline. (An open loop's late transaction was due
+        // before it, and dropping it would hide the lag.)
+        if intended.is_none() && deadline.is_some_and(|d| start >= d) {
+            break;
+        }
         let intended = intended.unwrap_or(start);
         // pgbench replays the same random values when it retries.
         let saved_rng = rng_func.clone();
@@ -889,6 +930,8 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
         }
     }
     out.finished = last_end;
+    out.cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
+    out.counters = s.counters();
 }
 
 #[cfg(test)]

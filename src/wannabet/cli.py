@@ -117,6 +117,18 @@ def run(
         int | None, typer.Option(help="Seed of the run order and the scripts.", min=0)
     ] = None,
     output: FormatOption = Format.table,
+    stats: Annotated[
+        bool,
+        typer.Option("--stats/--no-stats", help="Collect database and OS statistics per sample."),
+    ] = True,
+    stats_interval: Annotated[
+        str,
+        typer.Option(help="How often to sample PostgreSQL wait events (10ms to 50ms)."),
+    ] = "50ms",
+    server_cores: Annotated[
+        int | None,
+        typer.Option(help="CPU cores of a remote database server (for utilization).", min=1),
+    ] = None,
 ) -> None:
     """Run an experiment and store every transaction."""
     from wannabet.engine import NativeEngine
@@ -139,6 +151,17 @@ def run(
         name = re.sub(r"[^A-Za-z0-9_.-]+", "-", experiment.name).strip("-") or "target"
         url = f"sqlite:///{(results.parent / f'{name}.sqlite').resolve()}"
     resolved = parse_target(url, key="--target" if target else "target")
+    from wannabet.samplers import StatsOptions
+
+    interval = _duration(stats_interval, "--stats-interval") or 0.0
+    try:
+        statistics = StatsOptions(
+            enabled=stats, wait_interval_s=interval, server_cores=server_cores
+        )
+    except ValueError as exc:
+        raise SpecError(
+            f"{exc}; e.g. --stats-interval 50ms", key="--stats-interval", file="command line"
+        ) from None
     store = Store(results)
     sampling = experiment.sampling
     display = ProgressDisplay(
@@ -154,6 +177,7 @@ def run(
             engine=NativeEngine(),
             observer=display,
             fresh_target=fresh,
+            statistics=statistics,
         )
     _print_summary(store, outcome.run_id, output)
     if output is Format.table:
@@ -173,27 +197,53 @@ def summary(
     include_warmup: Annotated[
         bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
     ] = False,
+    unit: Annotated[
+        str,
+        typer.Option(help="Unit of work: 'commit' or a transaction type's name."),
+    ] = "commit",
 ) -> None:
     """Per-condition transactions, errors, TPS and latency of a run."""
-    _print_summary(Store(results), run_id, output, include_warmup=include_warmup)
+    _print_summary(Store(results), run_id, output, include_warmup=include_warmup, unit=unit)
 
 
 def _print_summary(
-    store: Store, run_id: int | None, output: Format, *, include_warmup: bool = False
+    store: Store,
+    run_id: int | None,
+    output: Format,
+    *,
+    include_warmup: bool = False,
+    unit: str = "commit",
 ) -> None:
+    from wannabet.analysis.unit_of_work import unit_of_work_for_run
     from wannabet.render import summary as render
 
     info = store.run(run_id)
     rows = store.condition_summaries(info.run_id, include_warmup=include_warmup)
+    units = unit_of_work_for_run(store, info.run_id, unit)
     if output is Format.json:
-        sys.stdout.write(render.summary_json(info, rows) + "\n")
+        sys.stdout.write(render.summary_json(info, rows, units) + "\n")
     elif output is Format.csv:
         sys.stdout.write(render.summary_csv(rows))
     elif output is Format.markdown:
+        from wannabet.render.markdown import verdict_markdown
+        from wannabet.render.report import ReportOptions, build_report
+
         sys.stdout.write(render.summary_markdown(info, rows))
+        if units:
+            sys.stdout.write("\n" + render.unit_of_work_markdown(units))
+        # The same verdict table as `compare` and `report --format markdown`.
+        doc = build_report(
+            store, [info.run_id], ReportOptions(include_warmup=include_warmup), html=False
+        ).doc
+        if doc is not None and doc["comparisons"]:
+            sys.stdout.write("\n" + verdict_markdown(doc))
     else:
         console.print(render.summary_table(info, rows))
-        for warning in render.summary_warnings(rows):
+        if units:
+            console.print(render.unit_of_work_table(units))
+            for line in render.curve_lines(units):
+                console.print(f"  {_escape(line)}", highlight=False)
+        for warning in render.unit_of_work_warnings(units) + render.summary_warnings(rows):
             console.print(f"[yellow]warning:[/yellow] {_escape(warning)}", highlight=False)
         if info.status != "complete":
             console.print(
@@ -468,6 +518,13 @@ class Level(StrEnum):
     transaction = "transaction"
 
 
+class BayesModelChoice(StrEnum):
+    hierarchical = "hierarchical"
+    gamma = "gamma"
+    lognormal = "lognormal"
+    student_t = "student-t"
+
+
 @app.command()
 @handled
 def compare(
@@ -497,11 +554,56 @@ def compare(
     include_warmup: Annotated[
         bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
     ] = False,
+    bayes: Annotated[
+        bool,
+        typer.Option("--bayes", help="Add Bayesian estimation: posterior, HDI, ROPE decision."),
+    ] = False,
+    bayes_model: Annotated[
+        BayesModelChoice | None,
+        typer.Option("--bayes-model", help="Bayesian model; default hierarchical."),
+    ] = None,
+    hdi: Annotated[
+        float | None,
+        typer.Option("--hdi", help="Mass of the HDI; default 0.95.", min=0.5, max=0.999),
+    ] = None,
+    prior_cv: Annotated[
+        float | None,
+        typer.Option("--prior-cv", help="Gamma model: CV of the prior on each mean; default 1."),
+    ] = None,
+    prior_mean: Annotated[
+        float | None,
+        typer.Option("--prior-mean", help="Gamma model: prior mean in ms; default pooled mean."),
+    ] = None,
+    prior_sd_max: Annotated[
+        float | None,
+        typer.Option("--prior-sd-max", help="Gamma model: bound of the uniform sd prior, ms."),
+    ] = None,
 ) -> None:
     """Is the difference between conditions real? Tests, intervals and a verdict."""
     from wannabet.render import compare as render
     from wannabet.verdicts import compare_runs
 
+    options = None
+    if bayes:
+        from wannabet.verdicts import bayes_options
+
+        for flag, value in (
+            ("--prior-cv", prior_cv),
+            ("--prior-mean", prior_mean),
+            ("--prior-sd-max", prior_sd_max),
+        ):
+            if value is not None and not value > 0:
+                raise SpecError("must be a positive number", key=flag, file="command line")
+        options = bayes_options(
+            Store(results),
+            run_ids or (),
+            model=None if bayes_model is None else bayes_model.value,
+            hdi_prob=hdi,
+            prior_cv=prior_cv,
+            prior_mean=prior_mean,
+            prior_sd_max=prior_sd_max,
+            seed=seed,
+        )
     doc = compare_runs(
         Store(results),
         run_ids or (),
@@ -512,15 +614,125 @@ def compare(
         rope_pct=_percent(rope, "--rope"),
         seed=seed,
         include_warmup=include_warmup,
+        bayes=options,
     )
     if output is Format.json:
         sys.stdout.write(render.compare_json(doc) + "\n")
     elif output is Format.markdown:
-        sys.stdout.write(render.compare_markdown(doc))
+        from wannabet.render.markdown import comparison_markdown
+
+        sys.stdout.write(comparison_markdown(doc))
     elif output is Format.csv:
         sys.stdout.write(render.compare_csv(doc))
     else:
         console.print(render.compare_table(doc))
+
+
+class ReportFormat(StrEnum):
+    html = "html"
+    markdown = "markdown"
+
+
+class ReportMetric(StrEnum):
+    auto = "auto"
+    latency = "latency"
+    throughput = "throughput"
+
+
+@app.command()
+@handled
+def report(
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+    run_ids: Annotated[
+        list[int] | None,
+        typer.Option("--run", help="Run id; repeat to compare several runs. Default: latest."),
+    ] = None,
+    output_file: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="File to write; required for html."),
+    ] = None,
+    output: Annotated[
+        ReportFormat, typer.Option("--format", "-f", help="html report or markdown verdict table.")
+    ] = ReportFormat.html,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="Baseline condition; default the first.")
+    ] = None,
+    metric: Annotated[
+        ReportMetric,
+        typer.Option("--metric", help="What to compare; auto: latency unless only aggregates."),
+    ] = ReportMetric.auto,
+    level: Annotated[
+        Level, typer.Option("--level", help="One observation per sample or per transaction.")
+    ] = Level.sample,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level.", min=0.0001, max=0.5)
+    ] = 0.05,
+    rope: Annotated[
+        str, typer.Option("--rope", help="Changes smaller than this are practically nothing.")
+    ] = "2%",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)] = 0,
+    include_warmup: Annotated[
+        bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
+    ] = False,
+    bayes: Annotated[
+        bool, typer.Option("--bayes", help="Add the Bayesian section: posterior, HDI, ROPE.")
+    ] = False,
+    bayes_model: Annotated[
+        BayesModelChoice | None,
+        typer.Option("--bayes-model", help="Bayesian model (with --bayes); default hierarchical."),
+    ] = None,
+) -> None:
+    """Write a self-contained HTML report (plots, verdict, design) that opens offline."""
+    from wannabet.render.report import ReportOptions, build_report
+
+    bayes_settings = None
+    if bayes:
+        from wannabet.verdicts import bayes_options
+
+        # The experiment file's [bayes] table applies here as it does to compare.
+        bayes_settings = bayes_options(
+            Store(results),
+            run_ids or (),
+            model=None if bayes_model is None else bayes_model.value,
+            seed=seed,
+        )
+
+    if output is ReportFormat.html and output_file is None:
+        raise SpecError(
+            "the HTML report needs a file to go to; add -o report.html",
+            key="--output",
+            file="command line",
+        )
+    built = build_report(
+        Store(results),
+        run_ids or (),
+        ReportOptions(
+            baseline=baseline,
+            metric=metric.value,
+            level=level.value,
+            alpha=alpha,
+            rope_pct=_percent(rope, "--rope"),
+            seed=seed,
+            include_warmup=include_warmup,
+            bayes=bayes_settings,
+        ),
+        html=output is ReportFormat.html,
+    )
+    text = built.html if output is ReportFormat.html else built.markdown
+    if output_file is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output_file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(
+            f"cannot write {output_file}: {exc.strerror}; choose a writable path",
+            key="--output",
+            file="command line",
+        ) from None
+    err_console.print(
+        f"wrote {_escape(str(output_file))} ({len(text.encode()) / 1e6:.2f} MB)", highlight=False
+    )
 
 
 def _percent(value: str, option: str) -> float:
@@ -551,7 +763,9 @@ def _duration(value: str | None, option: str, *, allow_zero: bool = False) -> fl
 def _escape(text: str) -> str:
     from rich.markup import escape
 
-    return escape(text)
+    from wannabet.render.markdown import strip_control
+
+    return escape(strip_control(text))
 
 
 def main() -> None:

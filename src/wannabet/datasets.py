@@ -21,8 +21,12 @@ def load_observations(
     *,
     metric: Literal["latency", "throughput"] = "latency",
     include_warmup: bool = False,
+    skip_empty: bool = False,
 ) -> list[Observations]:
     """Per-condition observations of a run, in condition order.
+
+    A condition without a single value (every transaction failed, say) is an error, or with
+    ``skip_empty`` left out, so the caller can compare the others and say which it left out.
 
     ``latency``: the latency in ms of every successful transaction, with its sample (in run
     order), session and time since the run's first transaction. ``throughput``: the TPS of every
@@ -100,6 +104,8 @@ def load_observations(
     for c in conditions:
         lo = int(np.searchsorted(cond, c.condition_id, side="left"))
         hi = int(np.searchsorted(cond, c.condition_id, side="right"))
+        if skip_empty and hi == lo:
+            continue
         out.append(
             Observations(
                 condition=c.label,

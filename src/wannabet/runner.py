@@ -20,7 +20,9 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+import numpy as np
 
 from wannabet import design
 from wannabet.engine.base import Engine, SampleRequest, SampleResult
@@ -28,6 +30,7 @@ from wannabet.engine.program import compile_program
 from wannabet.environment import client_environment, server_environment
 from wannabet.errors import Interrupted, QueryError, WannabetError
 from wannabet.model import Condition, Experiment, ScheduledSample
+from wannabet.samplers import Collector, StatsOptions, collector_for
 from wannabet.script import split_sql
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.targets import Target, redact
@@ -111,6 +114,7 @@ def run_experiment(
     engine: Engine,
     observer: RunObserver | None = None,
     fresh_target: bool = False,
+    statistics: StatsOptions | None = None,
 ) -> RunOutcome:
     """Run every sample of ``experiment`` against ``target`` and store the results.
 
@@ -118,6 +122,9 @@ def run_experiment(
     ----------
     fresh_target
         Delete the SQLite target file first (used for the default target, which wannabet owns).
+    statistics
+        How per-sample database and OS statistics are collected (default: on). A sampler that
+        fails becomes a warning stored with the samples, never a failed run.
 
     Raises
     ------
@@ -140,7 +147,7 @@ def run_experiment(
 
     environment = client_environment() | server_environment(engine, target)
     workload = experiment.workload
-    settings = {
+    settings: dict[str, Any] = {
         "sessions": workload.sessions,
         "samples": sampling.samples,
         "duration_s": sampling.duration_s,
@@ -153,6 +160,12 @@ def run_experiment(
         "on_error": workload.on_error,
         "max_tries": workload.max_tries,
         "schedule": [[s.block, s.condition_index] for s in plan],
+    }
+    statistics = statistics or StatsOptions()
+    settings["statistics"] = {
+        "enabled": statistics.enabled,
+        "wait_interval_s": statistics.wait_interval_s,
+        "server_cores": statistics.server_cores,
     }
     run_id = store.create_run(
         name=experiment.name,
@@ -175,12 +188,15 @@ def run_experiment(
     )
     observer.run_started(run_id, conditions, plan)
     done = 0
+    collector: Collector | None = None
     try:
         if experiment.setup.sql:
             _execute_all(engine, target, experiment.setup.sql, "setup.sql")
         warmup_ns = int(sampling.warmup_s * 1e9)
         duration_ns = int(sampling.duration_s * 1e9) + warmup_ns if sampling.duration_s else 0
         previous: int | None = None
+        # After setup: a setup failure should not wait for a statistics connection first.
+        collector = collector_for(target, engine, statistics)
         with _deferred_interrupt() as interrupt:
 
             def progress(ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
@@ -206,7 +222,23 @@ def run_experiment(
                     max_tries=workload.max_tries,
                     rate=workload.rate or 0.0,
                 )
-                result = engine.run_sample(target, request, progress)
+                if collector is not None:
+                    collector.start()
+                try:
+                    result = engine.run_sample(target, request, progress)
+                except BaseException:
+                    if collector is not None:
+                        collector.abandon()
+                    raise
+                stats = collector.stop(result).to_json() if collector is not None else None
+                if stats is not None and "engine" in stats:
+                    # Per transaction type, so a type can be the unit of work.
+                    committed = result.columns["txn_type"][result.columns["status"] == 0]
+                    counts = np.bincount(committed, minlength=len(program.transactions))
+                    stats["engine"]["committed_by_type"] = {
+                        name: int(n)
+                        for name, n in zip(program.transaction_names, counts, strict=False)
+                    }
                 row = SampleRow(
                     sample_id=scheduled.position,
                     condition_id=scheduled.condition_index,
@@ -218,6 +250,7 @@ def run_experiment(
                     warmup_s=sampling.warmup_s,
                     sessions_lost=result.sessions_lost,
                     error_messages=result.error_messages,
+                    stats=stats,
                 )
                 # A Ctrl-C here waits until the sample is written: it is finished, so it is kept.
                 store.add_sample(run_id, row, result.columns, result.error_codes)
@@ -239,6 +272,9 @@ def run_experiment(
     except BaseException as exc:
         store.finish_run(run_id, "failed", f"{type(exc).__name__}: {exc}")
         raise
+    finally:
+        if collector is not None:
+            collector.close()
     store.finish_run(run_id, "complete")
     return RunOutcome(run_id=run_id, status="complete", samples=done)
 

@@ -29,7 +29,18 @@ from wannabet.script import ScriptError, parse_script
 #: variables every script may use without defining them, as in pgbench
 PREDEFINED_VARIABLES = {"client_id": None, "scale": 1}
 
-_TOP_KEYS = ("name", "description", "target", "setup", "workload", "factors", "sampling")
+_TOP_KEYS = (
+    "name",
+    "description",
+    "target",
+    "setup",
+    "workload",
+    "factors",
+    "sampling",
+    "bayes",
+)
+_BAYES_KEYS = ("model", "hdi", "prior_cv", "prior_mean", "prior_sd_max")
+_BAYES_MODELS = ("hierarchical", "gamma", "lognormal", "student-t")
 _SETUP_KEYS = ("sql",)
 _WORKLOAD_KEYS = (
     "sessions",
@@ -76,6 +87,20 @@ def parse_experiment(text: str, *, file: str = "<experiment>") -> Experiment:
             )
         raise SpecError(f"not valid TOML: {reason}", file=file, line=line) from None
     return _Reader(text, file).experiment(data)
+
+
+def parse_bayes_settings(text: str, *, file: str = "<experiment>") -> dict[str, Any]:
+    """The validated ``[bayes]`` table of an experiment file's text (empty when absent).
+
+    Keys: ``model``, ``hdi``, ``prior_cv``, ``prior_mean``, ``prior_sd_max``; ``compare --bayes``
+    reads them from the run's stored experiment file, and its flags override them.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return {}
+    reader = _Reader(text, file)
+    return reader.bayes(reader.table(data, "bayes", ""))
 
 
 class _Reader:
@@ -162,6 +187,7 @@ class _Reader:
         workload = self.workload(self.table(data, "workload", ""))
         factors = self.factors(data.get("factors", []))
         sampling = self.sampling(self.table(data, "sampling", ""))
+        self.bayes(self.table(data, "bayes", ""))  # validated now, read by compare --bayes
         target = self.string(data, "target", "target")
         return Experiment(
             name=name,
@@ -312,6 +338,27 @@ class _Reader:
                 )
             )
         return tuple(factors)
+
+    def bayes(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        self.check_keys(data, _BAYES_KEYS, "bayes")
+        out: dict[str, Any] = {}
+        model = data.get("model")
+        if model is not None:
+            if model not in _BAYES_MODELS:
+                hint = difflib.get_close_matches(str(model), _BAYES_MODELS, n=1)
+                advice = f"did you mean {hint[0]!r}?" if hint else ", ".join(_BAYES_MODELS)
+                raise self.fail("bayes.model", f"unknown model {model!r}; {advice}")
+            out["model"] = model
+        for key in ("hdi", "prior_cv", "prior_mean", "prior_sd_max"):
+            value = data.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise self.fail(f"bayes.{key}", f"must be a positive number, got {value!r}")
+            if key == "hdi" and not 0.5 <= value < 1:
+                raise self.fail("bayes.hdi", f"must lie in [0.5, 1), e.g. 0.95; got {value!r}")
+            out[key] = float(value)
+        return out
 
     def sampling(self, data: Mapping[str, Any]) -> SamplingPlan:
         self.check_keys(data, _SAMPLING_KEYS, "sampling")

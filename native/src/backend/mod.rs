@@ -86,6 +86,13 @@ pub trait Session {
     fn rollback_if_needed(&mut self) -> DbResult<()>;
     /// One statement, every value as text (None for NULL).
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>>;
+    /// Starts the counters of `counters` from zero where the client can
+    /// (SQLite's per-connection status); PostgreSQL counts from connect.
+    fn reset_counters(&mut self) {}
+    /// What the client counted about the database's work, by name.
+    fn counters(&self) -> Vec<(&'static str, i64)> {
+        Vec::new()
+    }
 }
 
 /// Where to connect, parsed once per call.
@@ -121,6 +128,11 @@ impl Target {
             if !target.contains("connect_timeout=") {
                 cfg.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
             }
+            // The statistics sampler finds this process's sessions in
+            // pg_stat_activity by this name; one the user set is kept.
+            if cfg.get_application_name().is_none() {
+                cfg.application_name(application_name());
+            }
             // tokio-postgres requires a user name; libpq defaults it (and the
             // database name) so that `postgresql:///db` works.
             // (`postgresql://:secret@host/db` parses as an empty user: same thing.)
@@ -151,6 +163,12 @@ impl Target {
             "unsupported target: expected sqlite:///path or postgresql://...",
         ))
     }
+}
+
+/// `wannabet-<pid>`: the application_name of this process's connections
+/// unless the URL names one.
+pub fn application_name() -> String {
+    format!("wannabet-{}", std::process::id())
 }
 
 /// Applied when the URL has no `connect_timeout`: to the TCP connect and,

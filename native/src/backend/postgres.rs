@@ -17,7 +17,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
@@ -49,6 +49,8 @@ struct IoState {
     /// Status byte of the last ReadyForQuery seen ('I' idle, 'T' in a
     /// transaction, 'E' in a failed one). tokio-postgres does not expose it.
     txn_status: AtomicU8,
+    /// Committed server transactions seen on this connection (see MsgScan).
+    commits: AtomicU64,
 }
 
 impl IoState {
@@ -57,6 +59,7 @@ impl IoState {
             readable: AtomicBool::new(true),
             want_write: AtomicBool::new(false),
             txn_status: AtomicU8::new(b'I'),
+            commits: AtomicU64::new(0),
         })
     }
 }
@@ -66,6 +69,13 @@ impl IoState {
 /// are looked at; bodies are skipped. With NoTls every byte from the server is
 /// a typed message (no SSL/GSS negotiation reply), so the framing holds from
 /// the first byte.
+///
+/// It also counts the server transactions that committed, for the check of
+/// the engine's count against `pg_stat_database.xact_commit`: every
+/// ReadyForQuery with status 'I' ends a top-level transaction (an autocommit
+/// statement, a COMMIT/END, a prepare's Sync, the startup's catalog
+/// transaction), which committed unless an ErrorResponse or a "ROLLBACK"
+/// CommandComplete came since the previous ReadyForQuery.
 #[derive(Default)]
 struct MsgScan {
     hdr: [u8; 5],
@@ -73,7 +83,17 @@ struct MsgScan {
     /// Body bytes of the current message still to skip.
     left: usize,
     is_rfq: bool,
+    /// In a CommandComplete body: how many of its first bytes were compared
+    /// with "ROLLBACK" so far, and whether they all matched.
+    tag_at: usize,
+    tag_rollback: bool,
+    in_tag: bool,
+    /// Since the previous ReadyForQuery: an error or a rollback happened.
+    failed: bool,
+    pub commits: u64,
 }
+
+const ROLLBACK_TAG: &[u8] = b"ROLLBACK";
 
 impl MsgScan {
     fn feed(&mut self, mut data: &[u8], status: &AtomicU8) {
@@ -82,9 +102,27 @@ impl MsgScan {
                 if self.is_rfq {
                     // The body of a ReadyForQuery is exactly its status byte.
                     status.store(data[0], Relaxed);
+                    if data[0] == b'I' && !self.failed {
+                        self.commits += 1;
+                    }
+                    self.failed = false;
                     self.is_rfq = false;
                 }
                 let k = self.left.min(data.len());
+                if self.in_tag {
+                    for &b in &data[..k] {
+                        if self.tag_at < ROLLBACK_TAG.len() {
+                            self.tag_rollback &= b == ROLLBACK_TAG[self.tag_at];
+                            self.tag_at += 1;
+                        }
+                    }
+                    if self.tag_at >= ROLLBACK_TAG.len() || k == self.left {
+                        if self.tag_rollback && self.tag_at == ROLLBACK_TAG.len() {
+                            self.failed = true;
+                        }
+                        self.in_tag = false;
+                    }
+                }
                 self.left -= k;
                 data = &data[k..];
                 continue;
@@ -99,6 +137,12 @@ impl MsgScan {
                     as usize;
                 self.left = len.saturating_sub(4);
                 self.is_rfq = self.hdr[0] == b'Z' && self.left == 1;
+                if self.hdr[0] == b'E' {
+                    self.failed = true;
+                }
+                self.in_tag = self.hdr[0] == b'C' && self.left > 0;
+                self.tag_at = 0;
+                self.tag_rollback = true;
             }
         }
     }
@@ -197,6 +241,7 @@ impl AsyncRead for Sock {
                 let filled = buf.filled();
                 this.scan
                     .feed(&filled[filled.len() - n..], &this.io.txn_status);
+                this.io.commits.store(this.scan.commits, Relaxed);
                 if n < len {
                     this.io.readable.store(false, Relaxed);
                 }
@@ -660,6 +705,13 @@ impl Session for PgSession {
         .map_err(|e| self.classify(e))
     }
 
+    fn counters(&self) -> Vec<(&'static str, i64)> {
+        vec![(
+            "server_commits",
+            self.driver.io.commits.load(Relaxed) as i64,
+        )]
+    }
+
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
         let client = self.client.as_ref().expect("open");
         let msgs = run(&self.driver, &mut self.conn, client.simple_query(sql))
@@ -936,6 +988,43 @@ mod tests {
         assert_eq!(numeric(Value::Int(i64::MIN))[0], 5);
         assert!(numeric(Value::Float(1e300)).len() > 4);
         assert!(numeric(Value::Float(5e-324)).len() > 4);
+    }
+
+    #[test]
+    fn commit_counting() {
+        let z = |st: u8| vec![b'Z', 0, 0, 0, 5, st];
+        let tag = |t: &str| {
+            let mut m = vec![b'C'];
+            m.extend_from_slice(&((t.len() + 5) as u32).to_be_bytes());
+            m.extend_from_slice(t.as_bytes());
+            m.push(0);
+            m
+        };
+        let err = vec![b'E', 0, 0, 0, 6, b'S', 0];
+        let mut msgs = Vec::new();
+        msgs.extend(z(b'I')); // startup: 1
+        msgs.extend(tag("UPDATE 1"));
+        msgs.extend(z(b'I')); // autocommit: 2
+        msgs.extend(tag("BEGIN"));
+        msgs.extend(z(b'T'));
+        msgs.extend(tag("COMMIT"));
+        msgs.extend(z(b'I')); // 3
+        msgs.extend(err.clone());
+        msgs.extend(z(b'I')); // failed autocommit statement: no
+        msgs.extend(tag("BEGIN"));
+        msgs.extend(z(b'T'));
+        msgs.extend(tag("ROLLBACK"));
+        msgs.extend(z(b'I')); // rollback: no
+        msgs.extend(tag("SELECT 1"));
+        msgs.extend(z(b'I')); // 4
+        for step in [msgs.len(), 1, 2, 7] {
+            let status = AtomicU8::new(b'I');
+            let mut scan = MsgScan::default();
+            for chunk in msgs.chunks(step) {
+                scan.feed(chunk, &status);
+            }
+            assert_eq!(scan.commits, 4, "step {step}");
+        }
     }
 
     #[test]

@@ -82,6 +82,19 @@ impl Session for SqliteSession<'_> {
         self.conn.execute_batch("ROLLBACK").map_err(classify)
     }
 
+    fn reset_counters(&mut self) {
+        for (_, op) in DB_STATUS {
+            db_status(self.conn, op, true);
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, i64)> {
+        DB_STATUS
+            .iter()
+            .filter_map(|&(name, op)| db_status(self.conn, op, false).map(|v| (name, v)))
+            .collect()
+    }
+
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
         use rusqlite::types::ValueRef;
         let mut st = self.conn.prepare(sql).map_err(classify)?;
@@ -104,6 +117,23 @@ impl Session for SqliteSession<'_> {
         }
         Ok(out)
     }
+}
+
+/// Per-connection page-cache counters (sqlite3_db_status), cumulative since
+/// the last reset.
+const DB_STATUS: [(&str, i32); 4] = [
+    ("cache_hit", ffi::SQLITE_DBSTATUS_CACHE_HIT),
+    ("cache_miss", ffi::SQLITE_DBSTATUS_CACHE_MISS),
+    ("cache_write", ffi::SQLITE_DBSTATUS_CACHE_WRITE),
+    ("cache_spill", ffi::SQLITE_DBSTATUS_CACHE_SPILL),
+];
+
+fn db_status(conn: &Connection, op: i32, reset: bool) -> Option<i64> {
+    let (mut cur, mut hi) = (0, 0);
+    // SAFETY: the handle is valid while `conn` is borrowed; sqlite3_db_status
+    // only reads counters of that connection.
+    let rc = unsafe { ffi::sqlite3_db_status(conn.handle(), op, &mut cur, &mut hi, reset as i32) };
+    (rc == ffi::SQLITE_OK).then_some(cur as i64)
 }
 
 pub fn classify(e: rusqlite::Error) -> DbError {
@@ -240,5 +270,21 @@ mod tests {
         assert!(e.message.contains("missing"), "{}", e.message);
         let e = s.prepare("SELEC 1", 0).unwrap_err();
         assert_eq!(e.code.as_deref(), Some("SQLITE_ERROR"));
+    }
+
+    #[test]
+    fn cache_counters() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut s = SqliteSession::new(&conn);
+        s.batch_execute("CREATE TABLE t (id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1)")
+            .unwrap();
+        s.reset_counters();
+        let zero: Vec<_> = s.counters();
+        assert!(zero.iter().all(|&(_, v)| v == 0), "{zero:?}");
+        s.prepare("SELECT * FROM t", 0).unwrap();
+        s.execute(0, &[]).unwrap();
+        let c = s.counters();
+        let hit = c.iter().find(|(n, _)| *n == "cache_hit").unwrap().1;
+        assert!(hit > 0, "{c:?}");
     }
 }

@@ -16,8 +16,28 @@ effects        bootstrap intervals of % change, Hodges-Lehmann, Cliff's delta
 consistency    deviation from the median, breakdowns, outliers, warm-up, multimodality
 diagnostics    typed warnings with advice
 compare        the orchestration producing the verdict
+bayes          posterior of the change, HDI, ROPE decision, factorial effects (exact draws;
+               the student-t model runs NumPyro, imported only when used)
+
+The Bayesian names are loaded on first access (module ``__getattr__``): commands that never
+estimate a posterior do not pay for importing the Bayesian modules.
 """
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .bayes import (
+        BayesAnalysis,
+        BayesCondition,
+        BayesEffect,
+        BayesOptions,
+        BayesPair,
+        GammaPrior,
+        SampleStats,
+        bayes_analysis,
+        hdi,
+        rope_decision,
+    )
 from .clt import (
     CLTSummary,
     Interval,
@@ -93,6 +113,11 @@ from .tests import (
 
 __all__ = [
     "AnalysisError",
+    "BayesAnalysis",
+    "BayesCondition",
+    "BayesEffect",
+    "BayesOptions",
+    "BayesPair",
     "CLTSummary",
     "ClusterMean",
     "Clustered",
@@ -101,6 +126,7 @@ __all__ = [
     "Consistency",
     "Descriptive",
     "Diagnostic",
+    "GammaPrior",
     "GroupConsistency",
     "Groups",
     "Interval",
@@ -113,12 +139,14 @@ __all__ = [
     "Outliers",
     "PairwiseComparison",
     "RelativeChange",
+    "SampleStats",
     "TestResult",
     "Verdict",
     "WarmUp",
     "WithinRange",
     "autocorrelation",
     "batch_means",
+    "bayes_analysis",
     "bet_sentence",
     "bootstrap_relative_change",
     "breakdown",
@@ -137,6 +165,7 @@ __all__ = [
     "environment_diagnostic",
     "environment_differences",
     "group_codes",
+    "hdi",
     "hodges_lehmann",
     "holm",
     "kruskal_wallis",
@@ -150,6 +179,7 @@ __all__ = [
     "one_way_anova",
     "prediction_interval",
     "relative_change_pct",
+    "rope_decision",
     "sd_range",
     "share_beyond",
     "share_within",
@@ -160,3 +190,26 @@ __all__ = [
     "welch_anova",
     "welch_t",
 ]
+
+_LAZY = frozenset(
+    {
+        "BayesAnalysis",
+        "BayesCondition",
+        "BayesEffect",
+        "BayesOptions",
+        "BayesPair",
+        "GammaPrior",
+        "SampleStats",
+        "bayes_analysis",
+        "hdi",
+        "rope_decision",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import bayes
+
+        return getattr(bayes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

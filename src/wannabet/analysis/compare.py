@@ -24,7 +24,7 @@ import math
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from scipy import stats
@@ -64,6 +64,9 @@ from .tests import (
     one_way_anova,
     two_sample_test,
 )
+
+if TYPE_CHECKING:  # the Bayesian module is imported only when asked for
+    from .bayes import BayesAnalysis
 
 __all__ = [
     "Comparison",
@@ -279,6 +282,9 @@ class Comparison:
     comparisons: tuple[PairwiseComparison, ...]
     seed: int
     n_boot: int
+    bayes: BayesAnalysis | None = None
+    #: conditions left out of the comparison, with why (no successful transaction, say)
+    excluded: tuple[tuple[str, str], ...] = ()
 
     def condition(self, name: str) -> ConditionSummary:
         """The summary of condition ``name``."""
@@ -299,7 +305,8 @@ class Comparison:
         om = None
         if self.omnibus is not None:
             om = {"test": self.omnibus.test, "p": _f(self.omnibus.p_value)}
-        return {
+        comparisons = [c.to_dict() for c in self.comparisons]
+        doc: dict[str, Any] = {
             "run": None,
             "metric": self.metric,
             "level": self.level,
@@ -308,8 +315,18 @@ class Comparison:
             "rope_pct": float(self.rope_pct),
             "conditions": [c.to_dict() for c in self.conditions],
             "omnibus": om,
-            "comparisons": [c.to_dict() for c in self.comparisons],
+            "comparisons": comparisons,
+            "excluded": [{"condition": c, "reason": r} for c, r in self.excluded],
         }
+        if self.bayes is not None:
+            # Each pair goes into its comparison; the conditions' posteriors, the factorial
+            # effects and the diagnostics into one top-level block.
+            pairs = {p.name: p for p in self.bayes.pairs}
+            for entry in comparisons:
+                pair = pairs.get(entry["condition"])
+                entry["bayes"] = None if pair is None else pair.to_dict()
+            doc["bayes"] = self.bayes.to_dict()
+        return doc
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -66,6 +66,12 @@ class SampleResult:
     error_codes: tuple[str, ...] = ()
     error_messages: Mapping[str, str] = field(default_factory=dict)
     sessions_lost: int = 0
+    #: per session: CPU time of its thread while it ran transactions (empty: not measured)
+    session_cpu_ns: tuple[int, ...] = ()
+    #: the client's counters of the database's work, summed over sessions: PostgreSQL
+    #: ``server_commits`` (committed server transactions, setup included); SQLite
+    #: ``cache_hit``, ``cache_miss``, ``cache_write``, ``cache_spill`` (transaction loop only)
+    counters: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         lengths = {len(self.columns[name]) for name, _ in COLUMNS}

@@ -35,6 +35,11 @@ class NativeEngine:
     def version(self) -> str:
         return str(self._lib.version())
 
+    @property
+    def application_name(self) -> str:
+        """The ``application_name`` of PostgreSQL sessions whose URL names none."""
+        return str(self._lib.APPLICATION_NAME)
+
     def execute(self, target: Target, sql: str) -> None:
         with self._translated(target):
             self._lib.execute(target.url, sql)
@@ -77,6 +82,8 @@ class NativeEngine:
                 k: redact(v, target.password) for k, v in raw["error_messages"].items()
             },
             sessions_lost=int(raw["sessions_lost"]),
+            session_cpu_ns=tuple(int(ns) for ns in raw["session_cpu_ns"]),
+            counters={str(k): int(v) for k, v in raw["counters"].items()},
         )
 
     @contextmanager

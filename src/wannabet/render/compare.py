@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Group
@@ -38,6 +39,10 @@ def _pct(x: float | None) -> str:
 
 
 def compare_table(doc: dict[str, Any]) -> Group:
+    from wannabet.render.markdown import clean_strings
+
+    # Labels and messages come from results files: no escape sequence reaches the terminal.
+    doc = clean_strings(doc)
     unit = doc["unit"]
     title = f"{_runs(doc)} · {doc['metric']} ({unit})"
     title += f" · {doc['level']} level · α={doc['alpha']} · ROPE ±{doc['rope_pct']:g}%"
@@ -95,15 +100,72 @@ def compare_table(doc: dict[str, Any]) -> Group:
         parts.append(Text.from_markup("\n".join(lines)))
     if doc.get("omnibus"):
         parts.append(Text(f"Omnibus: {doc['omnibus']['test']} p={_p(doc['omnibus']['p'])}"))
+    if doc.get("bayes"):
+        parts += _bayes_tables(doc)
     warnings = [
+        f"  [yellow]![/yellow] {escape(e['condition'])}: left out, {escape(e['reason'])}"
+        " → see `wannabet summary` for its errors"
+        for e in doc.get("excluded", [])
+    ]
+    warnings += [
         f"  [yellow]![/yellow] {escape(c['condition'])}: {escape(d['message'])}"
         f" → {escape(d['advice'])}"
         for c in doc["conditions"]
         for d in c["diagnostics"]
     ]
+    warnings += [
+        f"  [yellow]![/yellow] {escape(d['message'])} → {escape(d['advice'])}"
+        for d in (doc.get("bayes") or {}).get("diagnostics", [])
+    ]
     if warnings:
         parts.append(Text.from_markup("[bold]Diagnostics[/bold]\n" + "\n".join(warnings)))
     return Group(*parts)
+
+
+_DECISION_STYLE = {"credible-difference": "bold", "practically-equivalent": "green"}
+
+
+def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
+    b = doc["bayes"]
+    level = f"{100 * b['hdi_prob']:g}%"
+    title = f"Bayesian estimation · {b['model']} model · {level} HDI · ROPE ±{b['rope_pct']:g}%"
+    out: list[Any] = []
+    table = Table(title=escape(title), title_justify="left")
+    table.add_column("condition", style="bold", overflow="fold")
+    for name in (f"posterior mean ({doc['unit']})", f"{level} HDI"):
+        table.add_column(name, justify="right")
+    for c in b["conditions"]:
+        table.add_row(escape(c["condition"]), fmt_num(c["mean"]), _interval(c["hdi"]))
+    out.append(table)
+    pairs = [c for c in doc["comparisons"] if c.get("bayes")]
+    if pairs:
+        faster = "higher is faster" if doc["metric"] == "throughput" else "lower is faster"
+        table = Table(title=f"Change against the baseline ({faster})", title_justify="left")
+        table.add_column("condition", style="bold", overflow="fold")
+        for name in ("Δ mean", f"{level} HDI", "P(faster)", "R-hat", "ESS", "decision"):
+            table.add_column(name, justify="left" if name == "decision" else "right")
+        for c in pairs:
+            p = c["bayes"]
+            style = _DECISION_STYLE.get(p["rope_decision"], "")
+            table.add_row(
+                escape(f"{c['condition']} vs {c['baseline']}"),
+                _pct(p["mean_pct"]),
+                _interval(p["hdi_pct"], "%"),
+                "–" if p["p_faster"] is None else f"{p['p_faster']:.3f}",
+                "–" if p["rhat_max"] is None else f"{p['rhat_max']:.3f}",
+                "–" if p["ess_min"] is None else f"{p['ess_min']:.0f}",
+                f"[{style}]{p['rope_decision']}[/{style}]" if style else p["rope_decision"],
+            )
+        out.append(table)
+    if b["effects"]:
+        table = Table(title="Factorial effects on the mean", title_justify="left")
+        table.add_column("term", style="bold", overflow="fold")
+        for name in ("Δ mean", f"{level} HDI"):
+            table.add_column(name, justify="right")
+        for e in b["effects"]:
+            table.add_row(escape(e["term"]), _pct(e["mean_pct"]), _interval(e["hdi_pct"], "%"))
+        out.append(table)
+    return out
 
 
 def compare_markdown(doc: dict[str, Any]) -> str:
@@ -134,7 +196,42 @@ def compare_markdown(doc: dict[str, Any]) -> str:
                 f" | {_p(c['p_adjusted'])}"
                 f" | **{c['verdict']}** | {_md(c['note'])} |"
             )
+    if doc.get("bayes"):
+        out.append(bayes_markdown(doc))
     return "\n".join(out) + "\n"
+
+
+def bayes_markdown(doc: Mapping[str, Any]) -> str:
+    """The Bayesian section of a comparison document as Markdown ("" without one)."""
+    b = doc.get("bayes")
+    if not b:
+        return ""
+    level = f"{100 * b['hdi_prob']:g}%"
+    out = [
+        "",
+        f"**Bayesian estimation**, {b['model']} model, {level} HDI, ROPE ±{b['rope_pct']:g}%",
+        "",
+        f"| condition | baseline | Δ mean | {level} HDI | P(faster) | R-hat | ESS | decision |",
+        "|---|---|---:|---|---:|---:|---:|---|",
+    ]
+    for c in doc["comparisons"]:
+        p = c.get("bayes")
+        if not p:
+            continue
+        out.append(
+            f"| {_md(c['condition'])} | {_md(c['baseline'])} | {_pct(p['mean_pct'])}"
+            f" | {_interval(p['hdi_pct'], '%')} | {p['p_faster']:.3f}"
+            f" | {'–' if p['rhat_max'] is None else format(p['rhat_max'], '.3f')}"
+            f" | {'–' if p['ess_min'] is None else format(p['ess_min'], '.0f')}"
+            f" | **{p['rope_decision']}** |"
+        )
+    if b["effects"]:
+        out += ["", f"| factorial term | Δ mean | {level} HDI |", "|---|---:|---|"]
+        for e in b["effects"]:
+            out.append(
+                f"| {_md(e['term'])} | {_pct(e['mean_pct'])} | {_interval(e['hdi_pct'], '%')} |"
+            )
+    return "\n".join(out)
 
 
 def compare_csv(doc: dict[str, Any]) -> str:

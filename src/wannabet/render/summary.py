@@ -13,11 +13,14 @@ import csv
 import io
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
 from wannabet.store import ConditionSummary, RunInfo
+
+if TYPE_CHECKING:
+    from wannabet.analysis.unit_of_work import UnitOfWork
 
 _COLUMNS = (
     "condition",
@@ -33,12 +36,147 @@ _COLUMNS = (
 )
 
 
-def summary_dict(run: RunInfo, rows: Sequence[ConditionSummary]) -> dict[str, Any]:
-    return {"run": run.to_dict(), "conditions": [r.to_dict() for r in rows]}
+def summary_dict(
+    run: RunInfo, rows: Sequence[ConditionSummary], units: Sequence[UnitOfWork] = ()
+) -> dict[str, Any]:
+    by_label = {u.condition: u for u in units}
+    conditions = []
+    for r in rows:
+        d = r.to_dict()
+        u = by_label.get(r.condition)
+        if u is not None:
+            d["unit_of_work"] = _finite(u.to_dict())
+            check = u.server_check
+            d["server_check"] = (
+                check.to_dict()
+                if check is not None
+                else {"engine_commits": None, "server_commits": None}
+            )
+        conditions.append(d)
+    return {"run": run.to_dict(), "conditions": conditions}
 
 
-def summary_json(run: RunInfo, rows: Sequence[ConditionSummary]) -> str:
-    return json.dumps(summary_dict(run, rows), indent=2, allow_nan=False)
+def summary_json(
+    run: RunInfo, rows: Sequence[ConditionSummary], units: Sequence[UnitOfWork] = ()
+) -> str:
+    return json.dumps(summary_dict(run, rows, units), indent=2, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no inf/NaN: a saturated point of a curve becomes null."""
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def unit_of_work_table(units: Sequence[UnitOfWork]) -> Table:
+    """The unit-of-work table: λ, CPU, wait and response per unit, utilization, top waits."""
+    unit = units[0].unit if units else "commit"
+    title = f"Unit of work (per {unit}, mean of samples)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("condition", style="bold", overflow="fold")
+    for name in ("units/s", "CPU ms", "wait ms", "resp ms", "util", "written", "commits eng/srv"):
+        table.add_column(name, justify="right")
+    table.add_column("top waits", overflow="fold")
+    for u in units:
+        d = u.to_dict()
+        check = u.server_check
+        commits = "–"
+        if check is not None:
+            commits = f"{check.engine_commits}/{check.server_commits}"
+            if check.ok is False:
+                commits = f"[red bold]{commits}[/red bold]"
+        util = d["utilization"]
+        table.add_row(
+            _escape(u.condition),
+            fmt_num(d["units_per_s"]),
+            fmt_num(d["cpu_ms_per_unit"]),
+            fmt_num(d["wait_ms_per_unit"]),
+            fmt_num(d["response_ms_per_unit"]),
+            "–" if util is None else f"{util:.0%}",
+            _written(d["io_per_unit"]),
+            commits,
+            _escape(", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or "–"),
+        )
+    return table
+
+
+def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
+    """The unit-of-work table, the curve lines and the warnings, as Markdown."""
+    unit = units[0].unit if units else "commit"
+    lines = [
+        f"**Unit of work** (per {_md(unit)}, mean of samples)",
+        "",
+        "| condition | units/s | CPU ms | wait ms | response ms | utilization | written"
+        " | commits engine/server | top waits |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for u in units:
+        d = u.to_dict()
+        check = u.server_check
+        commits = "–" if check is None else f"{check.engine_commits}/{check.server_commits}"
+        util = d["utilization"]
+        waits = ", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or "–"
+        lines.append(
+            f"| {_md(u.condition)} | {fmt_num(d['units_per_s'])} | {fmt_num(d['cpu_ms_per_unit'])}"
+            f" | {fmt_num(d['wait_ms_per_unit'])} | {fmt_num(d['response_ms_per_unit'])}"
+            f" | {'–' if util is None else f'{util:.0%}'} | {_written(d['io_per_unit'])}"
+            f" | {commits} | {_md(waits)} |"
+        )
+    extra = [f"- {_md(line)}" for line in curve_lines(units)]
+    extra += [f"- **warning:** {_md(w)}" for w in unit_of_work_warnings(units)]
+    return "\n".join(lines + (["", *extra] if extra else [])) + "\n"
+
+
+def _written(io: dict[str, float]) -> str:
+    """Bytes written per unit: WAL on PostgreSQL, the process's writes on SQLite."""
+    for key, label in (("wal_bytes", "WAL"), ("write_bytes", "")):
+        if io.get(key) is not None:
+            value = io[key]
+            text = f"{value / 1024:.1f} KiB" if value >= 1024 else f"{value:.0f} B"
+            return f"{label} {text}".strip()
+    return "–"
+
+
+def curve_lines(units: Sequence[UnitOfWork]) -> list[str]:
+    """The response-time curve in words: capacity, and what more arrivals would cost."""
+    out = []
+    for u in units:
+        c = u.curve
+        if c is None:
+            continue
+        lam = c.operating_units_per_s
+        at = ", ".join(
+            f"{k:g}× λ → {fmt_num(c.response_at(k * lam))} ms"
+            if k * lam < c.capacity_units_per_s
+            else f"{k:g}× λ → saturated"
+            for k in (1.5, 2.0, 3.0)
+        )
+        out.append(
+            f"{u.condition}: M/M/{c.cores} with S = {fmt_num(c.service_ms)} ms CPU per {u.unit},"
+            f" capacity {fmt_num(c.capacity_units_per_s)}/s, now at {fmt_num(lam)}/s"
+            f" ({lam / c.capacity_units_per_s:.0%}); {at}"
+        )
+    return out
+
+
+def unit_of_work_warnings(units: Sequence[UnitOfWork]) -> list[str]:
+    """Statistics notes; a commit mismatch comes first, because it voids the run's figures."""
+    out = []
+    for u in units:
+        check = u.server_check
+        if check is not None and check.ok is False:
+            out.append(
+                f"COMMIT MISMATCH {u.condition}: engine {check.engine_commits}, server"
+                f" {check.server_commits} ({check.mismatch:.1%} > 1%): the run is not valid"
+            )
+    for u in units:
+        out.extend(f"{u.condition}: {n}" for n in u.notes if not n.startswith("the server"))
+    return out
 
 
 def _flat(row: ConditionSummary) -> list[Any]:
@@ -67,27 +205,22 @@ def summary_csv(rows: Sequence[ConditionSummary]) -> str:
 
 
 def summary_markdown(run: RunInfo, rows: Sequence[ConditionSummary]) -> str:
-    lines = [
-        f"**Run {run.run_id}: {_md(run.name)}** ({run.status})",
-        "",
-        "| condition | samples | transactions | errors | TPS"
-        " | mean ms | p50 ms | p95 ms | p99 ms | max ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    from wannabet.render.markdown import cell, markdown_table
+
+    header = ["condition", "samples", "transactions", "errors", "TPS"]
+    header += ["mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms"]
+    body = []
     for row in rows:
         cells = _flat(row)
-        lines.append(
-            "| "
-            + " | ".join(
-                [_md(cells[0]), *(str(c) for c in cells[1:4]), *(fmt_num(c) for c in cells[4:])]
-            )
-            + " |"
-        )
-    return "\n".join(lines) + "\n"
+        body.append([cells[0], *(str(c) for c in cells[1:4]), *(fmt_num(c) for c in cells[4:])])
+    table = markdown_table(header, body, ["left"] + ["right"] * 9)
+    return f"**Run {run.run_id}: {cell(run.name)}** ({run.status})\n\n" + table
 
 
 def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
-    table = Table(title=f"Run {run.run_id}: {run.name} ({run.status})", title_justify="left")
+    table = Table(
+        title=_escape(f"Run {run.run_id}: {run.name} ({run.status})"), title_justify="left"
+    )
     table.add_column("condition", style="bold", overflow="fold")
     for name in (
         "samples",
@@ -154,4 +287,6 @@ def _md(text: str) -> str:
 def _escape(text: str) -> str:
     from rich.markup import escape
 
-    return escape(str(text))
+    from wannabet.render.markdown import strip_control
+
+    return escape(strip_control(str(text)))

@@ -1,0 +1,473 @@
+"""Unit-of-work time analysis: what the database spent per unit of work, and the queue it implies.
+
+Per condition, over its samples (one observation per sample, as everywhere in wannabet):
+
+- λ, units per second: committed transactions / the sample's elapsed time;
+- CPU ms per unit (the service time): server CPU time / units (SQLite: the engine threads' CPU,
+  since SQLite runs inside them);
+- wait ms per unit (the queue time): sampled non-idle wait time / units (SQLite: the sessions'
+  busy time inside transactions minus their CPU);
+- response ms per unit = CPU + wait;
+- utilization: CPU time / (elapsed × cores).
+
+Each is a mean over samples with a Student-t interval. The M/M/m curve (Erlang C) with m = the
+server's cores and the service time fitted as the mean CPU per unit shows where a condition sits
+on its response-time curve and what a change of service time does at higher arrival rates.
+
+References
+----------
+Shallahamer, C. (2007). *Oracle Performance Firefighting*, ch. 9 (unit-of-work time analysis).
+Kleinrock, L. (1975). *Queueing Systems, Vol. 1: Theory*, §3.5 (M/M/m, Erlang's C formula).
+Gunther, N. J. (2005). *Analyzing Computer System Performance with Perl::PDQ*, ch. 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+# scipy.special is lighter to import than scipy.stats, and `summary` imports this module.
+from scipy.special import stdtrit
+
+from wannabet.errors import AnalysisError
+
+if TYPE_CHECKING:
+    from wannabet.store import Store
+
+__all__ = [
+    "COMMIT_MISMATCH",
+    "Estimate",
+    "ResponseCurve",
+    "ServerCheck",
+    "UnitOfWork",
+    "WaitEvent",
+    "erlang_c",
+    "mmm_response_ms",
+    "response_curve",
+    "t_estimate",
+    "unit_of_work",
+    "unit_of_work_for_run",
+    "unit_of_work_from_samples",
+]
+
+#: relative difference between the engine's and the server's commits that flags a run
+COMMIT_MISMATCH = 0.01
+_CURVE_POINTS = 60
+_PG_IO = (
+    ("wal", "wal_bytes"),
+    ("wal", "wal_sync"),
+    ("database", "blks_read"),
+    ("database", "blks_hit"),
+)
+_CLIENT_IO = ("read_bytes", "write_bytes", "write_calls")
+_TOP_WAITS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A mean over samples with its two-sided Student-t interval (None when n < 2)."""
+
+    mean: float
+    low: float | None
+    high: float | None
+    n: int
+    level: float = 0.95
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mean": self.mean, "low": self.low, "high": self.high, "n": self.n}
+
+
+def t_estimate(x: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate | None:
+    """Mean and t interval of per-sample values; None without values."""
+    a = np.asarray(x, dtype=float)
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        return None
+    mean = float(a.mean())
+    if a.size < 2:
+        return Estimate(mean, None, None, 1, level)
+    half = float(stdtrit(a.size - 1, 0.5 + level / 2) * a.std(ddof=1) / np.sqrt(a.size))
+    return Estimate(mean, mean - half, mean + half, int(a.size), level)
+
+
+@dataclass(frozen=True, slots=True)
+class WaitEvent:
+    type: str
+    event: str
+    ms_per_unit: float
+    share: float  # of all sampled wait time
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "event": self.event,
+            "ms_per_unit": self.ms_per_unit,
+            "share": self.share,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCheck:
+    """The engine's committed server transactions against the server's ``xact_commit``."""
+
+    engine_commits: int | None
+    server_commits: int | None
+    samples: int
+
+    @property
+    def mismatch(self) -> float | None:
+        if not self.engine_commits or self.server_commits is None:
+            return None
+        return abs(self.server_commits - self.engine_commits) / self.engine_commits
+
+    @property
+    def ok(self) -> bool | None:
+        m = self.mismatch
+        return None if m is None else m <= COMMIT_MISMATCH
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine_commits": self.engine_commits,
+            "server_commits": self.server_commits,
+            "samples": self.samples,
+            "mismatch": self.mismatch,
+            "ok": self.ok,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseCurve:
+    """R(λ) = wait + S·(1 + C(m, λS)/(m − λS)): M/M/m for the CPU, other waits held fixed."""
+
+    cores: int
+    service_ms: float
+    wait_ms: float
+    units_per_s: tuple[float, ...]
+    response_ms: tuple[float, ...]
+    operating_units_per_s: float
+    operating_response_ms: float
+
+    @property
+    def capacity_units_per_s(self) -> float:
+        return self.cores / (self.service_ms / 1000.0)
+
+    def response_at(self, units_per_s: float) -> float:
+        """The model's response time (ms) at an arrival rate; inf at or beyond capacity."""
+        return self.wait_ms + mmm_response_ms(self.service_ms, self.cores, units_per_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": "M/M/m (Erlang C), non-CPU wait held at its measured value",
+            "cores": self.cores,
+            "service_ms": self.service_ms,
+            "wait_ms": self.wait_ms,
+            "capacity_units_per_s": self.capacity_units_per_s,
+            "units_per_s": list(self.units_per_s),
+            "response_ms": list(self.response_ms),
+            "operating_point": {
+                "units_per_s": self.operating_units_per_s,
+                "response_ms": self.operating_response_ms,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class UnitOfWork:
+    """Unit-of-work figures for one condition (see the module docstring)."""
+
+    condition: str
+    unit: str
+    samples: int
+    valid_samples: int
+    units_per_s: Estimate | None
+    cpu_ms_per_unit: Estimate | None
+    wait_ms_per_unit: Estimate | None
+    response_ms_per_unit: Estimate | None
+    utilization: Estimate | None
+    top_waits: tuple[WaitEvent, ...]
+    cpu_source: str
+    wait_source: str
+    engine_cpu_ms_per_unit: Estimate | None = None
+    active_ms_per_unit: Estimate | None = None
+    server_check: ServerCheck | None = None
+    curve: ResponseCurve | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    #: I/O per unit by source figure: PostgreSQL ``wal_bytes``, ``wal_sync``, ``blks_read``,
+    #: ``blks_hit``; SQLite (the client process) ``read_bytes``, ``write_bytes``, ``write_calls``
+    io_per_unit: Mapping[str, Estimate] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        def m(e: Estimate | None) -> float | None:
+            return None if e is None else e.mean
+
+        def d(e: Estimate | None) -> dict[str, Any] | None:
+            return None if e is None else e.to_dict()
+
+        return {
+            "unit": self.unit,
+            "units_per_s": m(self.units_per_s),
+            "cpu_ms_per_unit": m(self.cpu_ms_per_unit),
+            "wait_ms_per_unit": m(self.wait_ms_per_unit),
+            "response_ms_per_unit": m(self.response_ms_per_unit),
+            "top_waits": [w.to_dict() for w in self.top_waits],
+            "utilization": m(self.utilization),
+            "intervals": {
+                "units_per_s": d(self.units_per_s),
+                "cpu_ms_per_unit": d(self.cpu_ms_per_unit),
+                "wait_ms_per_unit": d(self.wait_ms_per_unit),
+                "response_ms_per_unit": d(self.response_ms_per_unit),
+                "utilization": d(self.utilization),
+            },
+            "cpu_source": self.cpu_source,
+            "wait_source": self.wait_source,
+            "engine_cpu_ms_per_unit": m(self.engine_cpu_ms_per_unit),
+            "active_ms_per_unit": m(self.active_ms_per_unit),
+            "samples": self.samples,
+            "valid_samples": self.valid_samples,
+            "curve": None if self.curve is None else self.curve.to_dict(),
+            "io_per_unit": {k: e.mean for k, e in self.io_per_unit.items()},
+            "notes": list(self.notes),
+        }
+
+
+def erlang_c(m: int, a: float) -> float:
+    """Probability that an arrival waits in an M/M/m queue with offered load ``a`` = λ·S.
+
+    Computed from Erlang B by its stable recursion B(k) = a·B(k−1) / (k + a·B(k−1)), then
+    C = B / (1 − ρ(1 − B)) with ρ = a/m. Returns 1 at or beyond saturation (a ≥ m).
+
+    References
+    ----------
+    Kleinrock (1975), eq. 3.42; Gross & Harris, *Fundamentals of Queueing Theory*, §2.3.
+    """
+    if m < 1:
+        raise ValueError(f"m must be at least 1, got {m}")
+    if a < 0:
+        raise ValueError(f"the offered load must be ≥ 0, got {a}")
+    if a >= m:
+        return 1.0
+    b = 1.0
+    for k in range(1, m + 1):
+        b = a * b / (k + a * b)
+    rho = a / m
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def mmm_response_ms(service_ms: float, m: int, units_per_s: float) -> float:
+    """Mean response time (queue + service) of an M/M/m queue; inf at saturation."""
+    a = units_per_s * service_ms / 1000.0
+    if a >= m:
+        return float("inf")
+    return service_ms * (1.0 + erlang_c(m, a) / (m - a))
+
+
+def response_curve(
+    service_ms: float,
+    wait_ms: float,
+    cores: int,
+    operating_units_per_s: float,
+    operating_response_ms: float,
+    points: int = _CURVE_POINTS,
+) -> ResponseCurve | None:
+    """The response-time curve from 0 to 98% of capacity, as arrays ready to plot."""
+    if service_ms <= 0 or cores < 1:
+        return None
+    capacity = cores / (service_ms / 1000.0)
+    if not math.isfinite(capacity):
+        return None  # a service time too small to measure: no queue to draw
+    lam = np.linspace(0.0, 0.98 * capacity, points)
+    resp = [wait_ms + mmm_response_ms(service_ms, cores, float(x)) for x in lam]
+    return ResponseCurve(
+        cores=cores,
+        service_ms=service_ms,
+        wait_ms=wait_ms,
+        units_per_s=tuple(float(x) for x in lam),
+        response_ms=tuple(resp),
+        operating_units_per_s=operating_units_per_s,
+        operating_response_ms=operating_response_ms,
+    )
+
+
+def unit_of_work(
+    condition: str, samples: Sequence[Mapping[str, Any]], unit: str = "commit"
+) -> UnitOfWork:
+    """Unit-of-work figures of one condition from its samples' stored statistics.
+
+    ``samples`` are ``samples.stats`` documents (``docs/results-schema.md``). Samples whose
+    statistics are invalid (a reset, a restart) are left out and counted in ``notes``.
+    ``unit`` is ``"commit"`` (every committed transaction) or a transaction type's name: then
+    λ counts that type only, and all CPU and wait time is charged to it, as when an analyst
+    picks one business transaction as the unit.
+    """
+    valid = [s for s in samples if s.get("valid", False) and "engine" in s]
+    notes: list[str] = []
+    if len(valid) < len(samples):
+        notes.append(
+            f"{len(samples) - len(valid)} of {len(samples)} samples have invalid statistics"
+            " (statistics reset or server restart) and are left out"
+        )
+    lam: list[float] = []
+    cpu: list[float] = []
+    wait: list[float] = []
+    response: list[float] = []
+    util: list[float] = []
+    ecpu: list[float] = []
+    active: list[float] = []
+    io: dict[str, list[float]] = defaultdict(list)
+    event_wait: dict[tuple[str, str], float] = defaultdict(float)
+    total_units = 0
+    # The PostgreSQL engine always counts server commits; the sampler may still have failed.
+    postgres = any("server_commits" in s["engine"] or "postgres" in s for s in valid)
+    warned = list(dict.fromkeys(w for s in samples for w in s.get("warnings", [])))
+    notes.extend(f"statistics: {w}" for w in warned)
+    cores_seen: list[int] = []
+    eng_commits = srv_commits = 0
+    checked = 0
+    for s in valid:
+        eng = s["engine"]
+        if unit == "commit":
+            units = int(eng.get("committed") or 0)
+        else:
+            units = int((eng.get("committed_by_type") or {}).get(unit) or 0)
+        elapsed = float(eng.get("elapsed_s") or 0.0)
+        if units <= 0 or elapsed <= 0:
+            continue
+        total_units += units
+        lam.append(units / elapsed)
+        if eng.get("cpu_s") is not None:
+            ecpu.append(eng["cpu_s"] * 1000.0 / units)
+        if postgres:
+            pg = s.get("postgres") or {}
+            cpu_s = pg.get("cpu_s")
+            waits = pg.get("waits") or {}
+            wait_s = waits.get("wait_s") if waits.get("polls") else None
+            cores = pg.get("cores")
+            window = float(pg.get("elapsed_s") or elapsed)
+            active_ms = (pg.get("database") or {}).get("active_time")
+            if active_ms is not None:
+                active.append(active_ms / units)
+            for section, key in _PG_IO:
+                value = (pg.get(section) or {}).get(key)
+                if value is not None:
+                    io[key].append(value / units)
+            for ev in waits.get("events", []):
+                event_wait[(ev["type"], ev["event"])] += ev["wait_s"] * 1000.0
+            if (
+                pg.get("commits_check_reliable")
+                and pg.get("server_commits") is not None
+                and pg.get("engine_commits") is not None
+            ):
+                eng_commits += int(pg["engine_commits"])
+                srv_commits += int(pg["server_commits"])
+                checked += 1
+        else:
+            cpu_s = eng.get("cpu_s")
+            busy = eng.get("busy_s")
+            wait_s = max(busy - cpu_s, 0.0) if busy is not None and cpu_s is not None else None
+            proc = s.get("client_process") or {}
+            cores = proc.get("cores")
+            window = elapsed
+            for key in _CLIENT_IO:
+                if proc.get(key) is not None:
+                    io[key].append(proc[key] / units)
+        if cores:
+            cores_seen.append(int(cores))
+        if cpu_s is not None:
+            cpu.append(cpu_s * 1000.0 / units)
+            if cores:
+                util.append(cpu_s / (window * cores))
+        if wait_s is not None:
+            wait.append(wait_s * 1000.0 / units)
+        if cpu_s is not None and wait_s is not None:
+            response.append((cpu_s + wait_s) * 1000.0 / units)
+    if postgres and not cpu and valid:
+        notes.append("server CPU is unknown: no CPU per unit (see the statistics warnings)")
+    cpu_e, wait_e = t_estimate(cpu), t_estimate(wait)
+    resp_e = t_estimate(response)
+    total_wait = sum(event_wait.values())
+    top = tuple(
+        WaitEvent(t, e, ms / total_units if total_units else 0.0, ms / total_wait)
+        for (t, e), ms in sorted(event_wait.items(), key=lambda kv: -kv[1])[:_TOP_WAITS]
+        if total_wait > 0
+    )
+    lam_e = t_estimate(lam)
+    curve = None
+    if cpu_e is not None and wait_e is not None and resp_e and lam_e and cores_seen:
+        curve = response_curve(cpu_e.mean, wait_e.mean, min(cores_seen), lam_e.mean, resp_e.mean)
+    elif cpu_e is not None and not cores_seen:
+        notes.append("server cores unknown: no response-time curve (run --server-cores N)")
+    check = ServerCheck(eng_commits, srv_commits, checked) if checked else None
+    if check is not None and check.ok is False:
+        notes.append(
+            f"the server counted {srv_commits} commits where the engine issued {eng_commits}"
+            f" ({check.mismatch:.1%} apart): something else committed in this database, or"
+            " statistics were lost; the run's figures are suspect"
+        )
+    return UnitOfWork(
+        condition=condition,
+        unit=unit,
+        samples=len(samples),
+        valid_samples=len(valid),
+        units_per_s=lam_e,
+        cpu_ms_per_unit=cpu_e,
+        wait_ms_per_unit=wait_e,
+        response_ms_per_unit=resp_e,
+        utilization=t_estimate(util),
+        top_waits=top,
+        cpu_source="server processes (/proc)" if postgres else "engine threads",
+        wait_source="sampled wait events" if postgres else "busy time − CPU",
+        engine_cpu_ms_per_unit=t_estimate(ecpu),
+        active_ms_per_unit=t_estimate(active),
+        server_check=check,
+        curve=curve,
+        notes=tuple(notes),
+        io_per_unit={k: e for k, v in io.items() if (e := t_estimate(v)) is not None},
+    )
+
+
+def unit_of_work_from_samples(
+    rows: Sequence[Mapping[str, Any]], unit: str = "commit"
+) -> list[UnitOfWork]:
+    """Per-condition results from sample rows (``Store.samples``), in condition order.
+
+    Conditions without statistics (imports, ``--no-stats`` runs) are left out.
+
+    Raises
+    ------
+    AnalysisError
+        ``unit`` is neither ``"commit"`` nor a transaction type of the run.
+    """
+    by_condition: dict[str, list[Mapping[str, Any]]] = {}
+    # Conditions in their defined order, as the summary table lists them.
+    rows = sorted(rows, key=lambda r: int(r.get("condition_id") or 0))
+    for row in rows:
+        raw = row.get("stats")
+        stats_doc = json.loads(raw) if isinstance(raw, str) else (raw or {})
+        if not stats_doc or ("engine" not in stats_doc and "valid" not in stats_doc):
+            continue
+        by_condition.setdefault(str(row["condition"]), []).append(stats_doc)
+    if unit != "commit" and by_condition:
+        types = {
+            t
+            for docs in by_condition.values()
+            for d in docs
+            for t in (d.get("engine") or {}).get("committed_by_type", {})
+        }
+        if unit not in types:
+            known = ", ".join(sorted(types)) or "none recorded"
+            raise AnalysisError(
+                f"--unit {unit!r} is not a transaction type of this run; use 'commit' or one"
+                f" of: {known}"
+            )
+    return [unit_of_work(name, docs, unit) for name, docs in by_condition.items()]
+
+
+def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> list[UnitOfWork]:
+    """Per-condition unit-of-work results of a stored run: what summary and report show."""
+    return unit_of_work_from_samples(store.samples(run_id), unit)

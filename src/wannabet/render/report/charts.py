@@ -1,0 +1,551 @@
+"""Vega-Lite specifications of the report's plots, built with Altair.
+
+Every function takes reduced data (see :mod:`wannabet.render.report.data`) and returns a plain
+Vega-Lite dict; the page embeds them and vega-embed draws them as SVG. Numbers are rounded to
+five significant digits: the page stays small and nothing visible changes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import altair as alt
+import numpy as np
+from scipy import stats
+
+from wannabet.render.report.data import QUANTILES, ConditionData, ReportData
+
+WIDTH = 540
+FACET_HEIGHT = 70
+
+
+def _r(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return float(f"{x:.5g}")
+
+
+def _data(rows: Sequence[Mapping[str, Any]]) -> alt.InlineData:
+    return alt.InlineData(values=[dict(r) for r in rows])
+
+
+def _kind(kind: str) -> alt.Chart:
+    # Faceted layers need one shared dataset: each layer keeps the rows of its kind.
+    return alt.Chart().transform_filter(alt.datum.kind == kind)
+
+
+def _tag(kind: str, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "kind": kind} for r in rows]
+
+
+def _spec(chart: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = chart.to_dict()
+    spec.setdefault("config", {})["font"] = "system-ui, sans-serif"
+    return spec
+
+
+def _order(conditions: Sequence[ConditionData]) -> list[str]:
+    return [c.label for c in conditions]
+
+
+def _color(conditions: Sequence[ConditionData]) -> alt.Color:
+    return alt.Color("condition:N", sort=_order(conditions), legend=alt.Legend(orient="top"))
+
+
+def histogram(report: ReportData, *, log_x: bool) -> dict[str, Any] | None:
+    """Histogram of response times per condition, as densities, with the smoothed density.
+
+    ``log_x``: log-spaced bins on a log axis, densities per decade; otherwise linear bins up to
+    the 99th percentile, densities per ms. The smoothed curve is the Gaussian KDE of log10
+    latencies, transformed to the linear axis by the change of variables
+    ``f(x) = g(log10 x) / (x ln 10)``.
+    """
+    axes = report.axes
+    if axes is None:
+        return None
+    bars: list[dict[str, Any]] = []
+    curve: list[dict[str, Any]] = []
+    with_data = [c for c in report.conditions if c.latency is not None and c.latency.n > 0]
+    if not with_data:
+        return None
+    for c in with_data:
+        lat = c.latency
+        assert lat is not None
+        if log_x:
+            edges = [10**e for e in axes.log_edges]
+            counts = lat.log_counts
+            widths = np.diff(axes.log_edges)  # per decade
+        else:
+            edges = list(axes.linear_edges)
+            counts = lat.linear_counts
+            widths = np.diff(axes.linear_edges)
+        for i, n in enumerate(counts):
+            if n:
+                bars.append(
+                    {
+                        "condition": c.label,
+                        "from": _r(edges[i]),
+                        "to": _r(edges[i + 1]),
+                        "density": _r(n / (lat.n * float(widths[i]))),
+                        "count": n,
+                    }
+                )
+        if lat.log_density is not None:
+            for g, f in zip(axes.kde_grid, lat.log_density, strict=True):
+                x = 10**g
+                if not log_x and x > axes.linear_edges[-1]:
+                    continue
+                y = f if log_x else f / (x * math.log(10))
+                curve.append({"condition": c.label, "ms": _r(x), "density": _r(y)})
+    scale = alt.Scale(type="log") if log_x else alt.Scale(zero=True)
+    unit = "per decade" if log_x else "per ms"
+    x_title = "response time (ms, log scale)" if log_x else "response time (ms, up to p99)"
+    base_bars = (
+        _kind("bar")
+        .mark_rect(opacity=0.55)
+        .encode(
+            # A log axis over several decades would draw a grid line at every minor tick.
+            x=alt.X("from:Q", scale=scale, title=x_title, axis=alt.Axis(grid=not log_x)),
+            x2="to:Q",
+            y=alt.Y("density:Q", title=f"density ({unit})"),
+            color=_color(with_data),
+            tooltip=[
+                alt.Tooltip("condition:N"),
+                alt.Tooltip("from:Q", title="from ms", format=".4g"),
+                alt.Tooltip("to:Q", title="to ms", format=".4g"),
+                alt.Tooltip("count:Q"),
+            ],
+        )
+    )
+    line = (
+        _kind("kde")
+        .mark_line(strokeWidth=2)
+        .encode(x=alt.X("ms:Q", scale=scale), y="density:Q", color=_color(with_data))
+    )
+    layered = alt.layer(
+        base_bars, line, data=_data(_tag("bar", bars) + _tag("kde", curve))
+    ).properties(width=WIDTH, height=FACET_HEIGHT)
+    chart = layered.facet(
+        row=alt.Row("condition:N", sort=_order(with_data), header=alt.Header(labelAngle=0))
+    ).resolve_scale(y="independent")
+    return _spec(chart)
+
+
+def boxes(report: ReportData) -> dict[str, Any] | None:
+    """Side-by-side box plots: p25-p75 box, p5-p95 whiskers, median tick, on a log axis."""
+    rows = []
+    conds = [c for c in report.conditions if c.latency is not None and c.latency.n > 0]
+    for c in conds:
+        assert c.latency is not None
+        q = c.latency.quantiles.values
+        rows.append(
+            {
+                "condition": c.label,
+                "p5": _r(max(q[0], 1e-4)),
+                "p25": _r(max(q[1], 1e-4)),
+                "p50": _r(max(q[2], 1e-4)),
+                "p75": _r(max(q[3], 1e-4)),
+                "p95": _r(max(q[4], 1e-4)),
+                "n": c.latency.n,
+            }
+        )
+    if not rows:
+        return None
+    tip = [alt.Tooltip("condition:N"), alt.Tooltip("n:Q")] + [
+        alt.Tooltip(f"p{round(100 * p)}:Q", format=".4g") for p in QUANTILES
+    ]
+    y = alt.Y("condition:N", sort=_order(conds), title=None)
+    scale = alt.Scale(type="log")
+    base = alt.Chart(_data(rows)).encode(y=y, tooltip=tip)
+    whisker = base.mark_rule().encode(
+        x=alt.X("p5:Q", scale=scale, title="response time (ms, log scale): p5 · p25–p75 · p95"),
+        x2="p95:Q",
+    )
+    box = base.mark_bar(size=16, opacity=0.7).encode(
+        x=alt.X("p25:Q", scale=scale), x2="p75:Q", color=_color(conds)
+    )
+    median = base.mark_tick(color="black", size=18, thickness=2).encode(
+        x=alt.X("p50:Q", scale=scale)
+    )
+    return _spec(
+        alt.layer(whisker, box, median).properties(width=WIDTH, height=28 * len(rows) + 20)
+    )
+
+
+def run_order(report: ReportData, metric: str, unit: str) -> dict[str, Any] | None:
+    """Each sample's mean (or TPS) in the order run, coloured by condition, blocks marked."""
+    points: list[dict[str, Any]] = []
+    boundaries: list[dict[str, Any]] = []
+    several = len(report.runs) > 1
+    for c in report.conditions:
+        for s in c.samples:
+            points.append(
+                {
+                    "run": s.run_id,
+                    "condition": c.label,
+                    "sample": s.position,
+                    "block": s.block,
+                    "value": _r(s.value),
+                    "transactions": s.transactions,
+                    "errors": s.errors,
+                }
+            )
+    if not points:
+        return None
+    for run in report.runs:
+        mine = sorted((p["sample"], p["block"]) for p in points if p["run"] == run.run_id)
+        for (_, b0), (pos, b1) in itertools.pairwise(mine):
+            if b1 != b0:
+                boundaries.append({"run": run.run_id, "at": pos - 0.5, "block": b1})
+    title = "mean response time (ms)" if metric == "latency" else f"throughput ({unit})"
+    pts = (
+        _kind("point")
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=alt.X("sample:Q", title="sample, in the order run"),
+            y=alt.Y("value:Q", title=title, scale=alt.Scale(zero=False)),
+            color=_color(report.conditions),
+            shape=alt.Shape("condition:N", sort=_order(report.conditions), legend=None),
+            tooltip=[
+                alt.Tooltip("condition:N"),
+                alt.Tooltip("sample:Q"),
+                alt.Tooltip("block:Q"),
+                alt.Tooltip("value:Q", title=title, format=".4g"),
+                alt.Tooltip("transactions:Q"),
+                alt.Tooltip("errors:Q"),
+            ],
+        )
+    )
+    rules = (
+        _kind("block")
+        .mark_rule(color="#bbb", strokeDash=[3, 3])
+        .encode(x="at:Q", tooltip=[alt.Tooltip("block:Q", title="block starts")])
+    )
+    rows = _tag("point", points) + _tag("block", boundaries)
+    layers = [rules, pts] if boundaries else [pts]
+    chart = alt.layer(*layers, data=_data(rows)).properties(width=WIDTH, height=240)
+    if several:
+        return _spec(chart.facet(row=alt.Row("run:O", title="run")))
+    # Zoom and pan along the run: a scale-bound interval selection.
+    return _spec(chart.add_params(alt.selection_interval(bind="scales", encodings=["x"])))
+
+
+def heatmap(report: ReportData) -> dict[str, Any] | None:
+    """Time buckets x log-latency buckets, colour = transactions, one row per condition."""
+    axes = report.axes
+    if axes is None:
+        return None
+    rows = []
+    edges = [10**e for e in axes.heat_log_edges]
+    conds = [c for c in report.conditions if c.latency is not None and c.latency.heat]
+    for c in conds:
+        assert c.latency is not None
+        w = c.latency.heat_bucket_s
+        for tb, lb, n in c.latency.heat:
+            rows.append(
+                {
+                    "condition": c.label,
+                    "t": _r(tb * w),
+                    "t2": _r((tb + 1) * w),
+                    "from": _r(edges[lb]),
+                    "to": _r(edges[lb + 1]),
+                    "count": n,
+                }
+            )
+    if not rows:
+        return None
+    chart = (
+        alt.Chart(_data(rows))
+        .mark_rect()
+        .encode(
+            x=alt.X("t:Q", title="seconds since the run's first transaction"),
+            x2="t2:Q",
+            y=alt.Y("from:Q", scale=alt.Scale(type="log"), title="response time (ms)"),
+            y2="to:Q",
+            color=alt.Color(
+                "count:Q", scale=alt.Scale(type="log", scheme="viridis"), title="transactions"
+            ),
+            tooltip=[
+                alt.Tooltip("condition:N"),
+                alt.Tooltip("t:Q", title="from s", format=".4g"),
+                alt.Tooltip("from:Q", title="from ms", format=".4g"),
+                alt.Tooltip("to:Q", title="to ms", format=".4g"),
+                alt.Tooltip("count:Q", title="transactions"),
+            ],
+        )
+        .properties(width=WIDTH, height=110)
+        .facet(row=alt.Row("condition:N", sort=_order(conds), header=alt.Header(labelAngle=0)))
+    )
+    return _spec(chart)
+
+
+def deviation_samples(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Each sample's deviation from its condition's median sample, with +/-2.5/5/10% bands."""
+    rows = []
+    order = []
+    for c in doc.get("conditions", []):
+        s = c["consistency"]["samples"]
+        devs = s.get("deviation_pct") or []
+        ids = s.get("ids") or list(range(len(devs)))
+        order.append(c["condition"])
+        for i, d in zip(ids, devs, strict=False):
+            if d is not None:
+                rows.append({"condition": c["condition"], "sample": i, "deviation": _r(d)})
+    if not rows:
+        return None
+    bands = [{"lo": -t, "hi": t, "band": f"±{t:g}%"} for t in (10.0, 5.0, 2.5)]
+    y = alt.Y("condition:N", sort=order, title=None)
+    band = (
+        alt.Chart(_data(bands))
+        .mark_rect(opacity=0.12, color="#4c78a8")
+        .encode(x="lo:Q", x2="hi:Q", tooltip=["band:N"])
+    )
+    dots = (
+        alt.Chart(_data(rows))
+        .mark_tick(thickness=2, size=18)
+        .encode(
+            x=alt.X("deviation:Q", title="deviation of each sample from the median sample (%)"),
+            y=y,
+            color=alt.Color("condition:N", sort=order, legend=None),
+            tooltip=[
+                alt.Tooltip("condition:N"),
+                alt.Tooltip("sample:Q"),
+                alt.Tooltip("deviation:Q", format="+.2f", title="deviation %"),
+            ],
+        )
+    )
+    return _spec(alt.layer(band, dots).properties(width=WIDTH, height=30 * len(order) + 20))
+
+
+def deviation_groups(report: ReportData, key: str) -> dict[str, Any] | None:
+    """Deviation of each session's (or period's) latency quantiles from the condition median.
+
+    Box: p25-p75, whiskers p5-p95, tick the median, all in percent of the condition's median
+    transaction; a session whose box sits off zero is slower or faster than the others.
+    """
+    from wannabet.analysis.consistency import deviation_from_median
+
+    rows = []
+    conds = []
+    for c in report.conditions:
+        lat = c.latency
+        if lat is None or lat.n == 0:
+            continue
+        groups = lat.by_session if key == "session" else lat.by_period
+        if len(groups) < 2:
+            continue
+        median = lat.quantiles.values[2]
+        conds.append(c.label)
+        for k, q in groups.items():
+            dev = deviation_from_median(np.asarray(q.values), median)
+            if dev is None:
+                continue
+            rows.append(
+                {
+                    "condition": c.label,
+                    key: k,
+                    "n": q.n,
+                    **{
+                        f"d{round(100 * p)}": _r(float(v))
+                        for p, v in zip(QUANTILES, dev, strict=True)
+                    },
+                }
+            )
+    if not rows:
+        return None
+    label = "session" if key == "session" else "period"
+    base = alt.Chart(_data(rows)).encode(
+        y=alt.Y(f"{key}:O", title=label),
+        tooltip=[alt.Tooltip("condition:N"), alt.Tooltip(f"{key}:O"), alt.Tooltip("n:Q")]
+        + [alt.Tooltip(f"d{round(100 * p)}:Q", format="+.1f") for p in QUANTILES],
+    )
+    whisker = base.mark_rule().encode(
+        x=alt.X("d5:Q", title="deviation from the condition's median transaction (%)"), x2="d95:Q"
+    )
+    box = base.mark_bar(size=10, opacity=0.7).encode(
+        x="d25:Q", x2="d75:Q", color=alt.Color("condition:N", sort=conds, legend=None)
+    )
+    med = base.mark_tick(color="black", thickness=2, size=12).encode(x="d50:Q")
+    per = max(len({r[key] for r in rows if r["condition"] == c}) for c in conds)
+    chart = (
+        alt.layer(whisker, box, med)
+        .properties(width=WIDTH, height=16 * per + 10)
+        .facet(row=alt.Row("condition:N", sort=conds, header=alt.Header(labelAngle=0)))
+        .resolve_scale(y="independent")
+    )
+    return _spec(chart)
+
+
+def clt(report: ReportData, doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Sample means per condition against the normal curve, with the 90% "bet" range shaded.
+
+    The normal curve has the mean and sd of the sample means (recovered exactly from the
+    ``mean +/- 2 sd`` range of the analysis); the band is the analysis' 90% prediction
+    interval for the next sample mean.
+    """
+    points, curves, bets = [], [], []
+    order = []
+    by_label = {c.label: c for c in report.conditions}
+    for c in doc.get("conditions", []):
+        data = by_label.get(c["condition"])
+        rng = c["clt"].get("sd_range_2")
+        pred = c["clt"].get("prediction90")
+        if data is None or not rng or rng[0] is None or rng[1] is None:
+            continue
+        values = [s.value for s in data.samples if s.value is not None]
+        if len(values) < 2:
+            continue
+        mean, sd = (rng[0] + rng[1]) / 2, (rng[1] - rng[0]) / 4
+        order.append(c["condition"])
+        for i, v in enumerate(values):
+            points.append({"condition": c["condition"], "value": _r(v), "i": i})
+        if sd > 0:
+            xs = np.linspace(mean - 4 * sd, mean + 4 * sd, 81)
+            for x, f in zip(xs, stats.norm.pdf(xs, mean, sd), strict=True):
+                curves.append({"condition": c["condition"], "value": _r(float(x)), "pdf": _r(f)})
+        if pred and pred[0] is not None and pred[1] is not None:
+            bets.append(
+                {
+                    "condition": c["condition"],
+                    "lo": _r(pred[0]),
+                    "hi": _r(pred[1]),
+                    "bet": c["clt"].get("bet") or "",
+                }
+            )
+    if not order:
+        return None
+    x = alt.X("value:Q", title="sample mean", scale=alt.Scale(zero=False))
+    layers: list[Any] = []
+    if bets:
+        layers.append(
+            _kind("bet")
+            .mark_rect(opacity=0.15, color="#f58518")
+            .encode(x=alt.X("lo:Q", title="sample mean"), x2="hi:Q", tooltip=["bet:N"])
+        )
+    if curves:
+        layers.append(
+            _kind("normal")
+            .mark_line(color="#555")
+            .encode(x=x, y=alt.Y("pdf:Q", title="normal density"))
+        )
+    layers.append(
+        _kind("mean")
+        .mark_tick(thickness=2, size=22)
+        .encode(
+            x=x,
+            color=alt.Color("condition:N", sort=order, legend=None),
+            tooltip=[alt.Tooltip("condition:N"), alt.Tooltip("value:Q", format=".4g")],
+        )
+    )
+    rows = _tag("bet", bets) + _tag("normal", curves) + _tag("mean", points)
+    chart = (
+        alt.layer(*layers, data=_data(rows))
+        .properties(width=WIDTH, height=FACET_HEIGHT + 20)
+        .facet(row=alt.Row("condition:N", sort=order, header=alt.Header(labelAngle=0)))
+        .resolve_scale(x="independent", y="independent")
+    )
+    return _spec(chart)
+
+
+def posterior(pairs: Sequence[Any], rope_pct: float) -> dict[str, Any] | None:
+    """Posterior density of each pair's relative change (%) with the HDI and ROPE shaded.
+
+    ``pairs`` are ``BayesPair`` objects of the Bayesian analysis (``draws_pct``, ``hdi_pct``,
+    ``name``, ``baseline``); the density is a Gaussian KDE of at most 4000 draws.
+    """
+    curves, ropes = [], []
+    order = []
+    for p in pairs:
+        draws = np.asarray(p.draws_pct, dtype=np.float64)
+        draws = draws[np.isfinite(draws)]
+        if draws.size < 2 or float(np.ptp(draws)) == 0.0:
+            continue
+        if draws.size > 4000:
+            draws = draws[np.linspace(0, draws.size - 1, 4000).astype(np.int64)]
+        label = f"{p.name} vs {p.baseline}"
+        order.append(label)
+        lo, hi = float(np.min(draws)), float(np.max(draws))
+        pad = 0.1 * (hi - lo)
+        # The grid covers the posterior only, so a narrow posterior far from the ROPE is
+        # still drawn smoothly; the ROPE is drawn where it meets that range.
+        grid = np.linspace(lo - pad, hi + pad, 200)
+        f = stats.gaussian_kde(draws)(grid)
+        h_lo, h_hi = (float(v) for v in p.hdi_pct)
+        for x, y in zip(grid, f, strict=True):
+            curves.append(
+                {
+                    "pair": label,
+                    "change": _r(float(x)),
+                    "density": _r(float(y)),
+                    "in_hdi": bool(h_lo <= x <= h_hi),
+                }
+            )
+        # Where the ROPE misses the plotted range its band has zero width at the nearer
+        # edge: invisible, and every facet keeps a row (an empty layer makes Vega warn).
+        r_lo = min(max(-rope_pct, lo - pad), hi + pad)
+        r_hi = max(min(rope_pct, hi + pad), r_lo)
+        ropes.append({"pair": label, "lo": _r(r_lo), "hi": _r(r_hi)})
+    if not order:
+        return None
+    x = alt.X("change:Q", title="relative change of the mean (%)")
+    rope = (
+        _kind("rope")
+        .mark_rect(color="#999", opacity=0.25)
+        .encode(x=alt.X("lo:Q", title="relative change of the mean (%)"), x2="hi:Q")
+    )
+    area = (
+        _kind("hdi")
+        .mark_area(color="#4c78a8", opacity=0.45)
+        .encode(x=x, y=alt.Y("density:Q", title="posterior density"))
+    )
+    line = (
+        _kind("density")
+        .mark_line(color="#1f3b5c")
+        .encode(x=x, y="density:Q", tooltip=[alt.Tooltip("change:Q", format="+.2f")])
+    )
+    rows = (
+        _tag("rope", ropes)
+        + _tag("hdi", [c for c in curves if c["in_hdi"]])
+        + _tag("density", curves)
+    )
+    chart = (
+        alt.layer(rope, area, line, data=_data(rows))
+        .properties(width=WIDTH, height=FACET_HEIGHT + 20)
+        .facet(row=alt.Row("pair:N", sort=order, header=alt.Header(labelAngle=0), title=None))
+        .resolve_scale(x="independent", y="independent")
+    )
+    return _spec(chart)
+
+
+def response_curve(curves: Sequence[Any]) -> dict[str, Any] | None:
+    """Response time per unit of work against load, one line per condition (M/M/m model).
+
+    A dot marks where each condition actually ran, so the distance to the elbow shows.
+    """
+    rows, points = [], []
+    for c in curves:
+        for x, y in zip(c.load, c.response_ms, strict=True):
+            if math.isfinite(float(x)) and math.isfinite(float(y)):
+                rows.append({"condition": c.condition, "load": _r(float(x)), "ms": _r(float(y))})
+        x0, y0 = getattr(c, "operating_load", None), getattr(c, "operating_response_ms", None)
+        if x0 is not None and y0 is not None and math.isfinite(x0) and math.isfinite(y0):
+            points.append({"condition": c.condition, "load": _r(float(x0)), "ms": _r(float(y0))})
+    if not rows:
+        return None
+    tooltip = [
+        alt.Tooltip("condition:N"),
+        alt.Tooltip("load:Q", format=".4g"),
+        alt.Tooltip("ms:Q", format=".4g"),
+    ]
+    x = alt.X("load:Q", title=curves[0].load_label)
+    y = alt.Y("ms:Q", title="response time per unit (ms)")
+    color = alt.Color("condition:N", legend=alt.Legend(orient="top"))
+    chart: Any = alt.Chart(_data(rows)).mark_line().encode(x=x, y=y, color=color, tooltip=tooltip)
+    if points:
+        chart = chart + alt.Chart(_data(points)).mark_point(filled=True, size=80).encode(
+            x=x, y=y, color=color, tooltip=tooltip
+        )
+    return _spec(chart.properties(width=WIDTH, height=240))

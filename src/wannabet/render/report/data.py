@@ -1,0 +1,406 @@
+"""What the report plots, reduced inside DuckDB to a size that fits in a mail.
+
+No per-transaction row ever reaches the page. Per condition the report keeps:
+
+* latency histograms as bin counts (log-spaced and linear bins), computed by ``GROUP BY``;
+* a bounded reservoir subsample (at most :data:`KDE_SUBSAMPLE` latencies) for the smoothed
+  density, which is evaluated on a fixed grid;
+* five quantiles, overall and per session and per period;
+* heatmap cells: time buckets x log-latency buckets with their counts;
+* one row per sample (its mean latency or TPS) for the run-order and CLT plots.
+
+A million transactions or ten million give the same page size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from wannabet.store import RunInfo, Store
+
+#: Most latencies per condition fed to the kernel density estimate.
+KDE_SUBSAMPLE = 4000
+#: Points on which each density is evaluated.
+KDE_POINTS = 160
+#: Bins of the latency histograms.
+HIST_BINS = 60
+#: Time x latency buckets of the heatmap.
+HEAT_TIME_BINS = 60
+HEAT_LATENCY_BINS = 30
+#: Smallest latency placed on a log axis (ms); zero latencies are drawn here.
+LOG_FLOOR_MS = 1e-4
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+@dataclass(frozen=True, slots=True)
+class SamplePoint:
+    """One sample in run order."""
+
+    run_id: int
+    condition: str
+    position: int
+    block: int
+    value: float | None
+    transactions: int
+    errors: int
+    tps: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Quantiles:
+    """p5, p25, p50, p75, p95 of the latencies of one group, and its size."""
+
+    n: int
+    values: tuple[float, float, float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyData:
+    """Reduced latencies of one condition (successful transactions only)."""
+
+    n: int
+    log_counts: tuple[int, ...]
+    linear_counts: tuple[int, ...]
+    linear_beyond: int
+    log_density: tuple[float, ...] | None
+    kde_n: int  # latencies behind the density: min(n, KDE_SUBSAMPLE)
+    quantiles: Quantiles
+    min_ms: float
+    max_ms: float
+    by_session: Mapping[int, Quantiles]
+    by_period: Mapping[int, Quantiles]
+    heat: tuple[tuple[int, int, int], ...]  # (time bucket, latency bucket, count)
+    heat_bucket_s: float  # seconds per time bucket (the run's span / HEAT_TIME_BINS)
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionData:
+    """Everything the report draws for one condition (``label`` as the comparison names it)."""
+
+    label: str
+    run_id: int
+    levels: Mapping[str, str]
+    samples: tuple[SamplePoint, ...]
+    transactions: int
+    errors: int
+    errors_by_status: Mapping[str, int]
+    latency: LatencyData | None
+
+
+@dataclass(frozen=True, slots=True)
+class Axes:
+    """Bins shared by every condition, so histograms and heatmaps are comparable."""
+
+    log_edges: tuple[float, ...]  # log10(ms)
+    linear_edges: tuple[float, ...]  # ms
+    kde_grid: tuple[float, ...]  # log10(ms)
+    heat_log_edges: tuple[float, ...]  # log10(ms)
+    period_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReportData:
+    """The reduced data of every compared run."""
+
+    runs: tuple[RunInfo, ...]
+    conditions: tuple[ConditionData, ...]
+    axes: Axes | None
+    per_transaction: bool
+
+
+def aggregate_only(run: RunInfo) -> bool:
+    s = run.settings or {}
+    return bool(s.get("aggregates_only") or s.get("log") == "aggregate")
+
+
+def _latency_sql(include_warmup: bool) -> str:
+    warm = "" if include_warmup else "AND NOT t.warmup"
+    return f"""
+        SELECT s.condition_id, t.session, t.start_ns,
+               greatest((t.end_ns - t.intended_start_ns) / 1e6, 0) AS ms
+        FROM transactions t JOIN samples s USING (run_id, sample_id)
+        WHERE t.run_id = ? AND t.status = 'ok' {warm}
+    """
+
+
+def _edges(lo: float, hi: float, n: int) -> tuple[float, ...]:
+    if not hi > lo:
+        hi = lo + 1.0
+    return tuple(float(x) for x in np.linspace(lo, hi, n + 1))
+
+
+def load_report_data(
+    store: Store,
+    runs: Sequence[RunInfo],
+    *,
+    labels: Sequence[Sequence[str]],
+    metric: str,
+    include_warmup: bool = False,
+    period_seconds: float = 3600.0,
+    seed: int = 0,
+) -> ReportData:
+    """Reduce the transactions of ``runs`` to what the report plots.
+
+    Parameters
+    ----------
+    store : Store
+        The results file.
+    runs : sequence of RunInfo
+        The compared runs.
+    labels : sequence of sequences of str
+        Per run, the label of each of its conditions (in condition order) as the comparison
+        names them (``RUN:condition`` when several runs are compared).
+    metric : {"latency", "throughput"}
+        What the per-sample value is: mean latency (ms) or TPS.
+    include_warmup : bool
+        Count warm-up transactions too.
+    period_seconds : float
+        Width of the periods of the consistency breakdown (an hour, or a day for long runs).
+    seed : int
+        Seed of the subsample for the density estimate.
+    """
+    per_tx = any(not aggregate_only(r) and r.transactions > 0 for r in runs)
+    sql = _latency_sql(include_warmup)
+    axes = None
+    with store.read() as con:
+        if per_tx:
+            ranges = []
+            for r in runs:
+                row = con.execute(
+                    f"SELECT min(ms) FILTER (WHERE ms > 0), max(ms), quantile_cont(ms, 0.99)"
+                    f" FROM ({sql})",
+                    [r.run_id],
+                ).fetchone()
+                if row is not None and row[1] is not None:
+                    ranges.append(row)
+            if ranges:
+                lo = math.log10(max(min(x[0] or LOG_FLOOR_MS for x in ranges), LOG_FLOOR_MS))
+                hi = math.log10(max(max(x[1] for x in ranges), LOG_FLOOR_MS))
+                lin_hi = max(float(x[2]) for x in ranges) or 1.0
+                span = max(hi - lo, 0.05)
+                axes = Axes(
+                    log_edges=_edges(lo, lo + span, HIST_BINS),
+                    linear_edges=_edges(0.0, lin_hi, HIST_BINS),
+                    kde_grid=tuple(
+                        float(x) for x in np.linspace(lo - 0.1 * span, hi + 0.1 * span, KDE_POINTS)
+                    ),
+                    heat_log_edges=_edges(lo, lo + span, HEAT_LATENCY_BINS),
+                    period_seconds=period_seconds,
+                )
+        conditions: list[ConditionData] = []
+        for r, run_labels in zip(runs, labels, strict=True):
+            conditions += _run_conditions(
+                con, store, r, run_labels, axes, sql, metric, include_warmup, seed
+            )
+    return ReportData(tuple(runs), tuple(conditions), axes, per_tx and axes is not None)
+
+
+def _run_conditions(
+    con: Any,
+    store: Store,
+    run: RunInfo,
+    labels: Sequence[str],
+    axes: Axes | None,
+    sql: str,
+    metric: str,
+    include_warmup: bool,
+    seed: int,
+) -> list[ConditionData]:
+    rid = run.run_id
+    rows = store.conditions(rid)
+    if len(rows) != len(labels):
+        raise ValueError(f"run {rid} has {len(rows)} conditions, {len(labels)} labels given")
+    warm = "" if include_warmup else "AND NOT warmup"
+    t_warm = "" if include_warmup else "AND NOT t.warmup"
+    counts = {
+        int(c): (int(n), int(e), {str(k): int(v) for k, v in (h or {}).items()})
+        for c, n, e, h in con.execute(
+            f"""SELECT s.condition_id, count(*), count(*) FILTER (WHERE t.status <> 'ok'),
+                       histogram(t.status) FILTER (WHERE t.status <> 'ok')
+                FROM transactions t JOIN samples s USING (run_id, sample_id)
+                WHERE t.run_id = ? {t_warm}
+                GROUP BY s.condition_id""",
+            [rid],
+        ).fetchall()
+    }
+    sample_means = {
+        int(sid): float(m)
+        for sid, m in con.execute(
+            f"SELECT sample_id, avg((end_ns - intended_start_ns) / 1e6) FROM transactions"
+            f" WHERE run_id = ? AND status = 'ok' {warm} GROUP BY sample_id",
+            [rid],
+        ).fetchall()
+    }
+    samples = store.samples(rid)
+    latency: dict[int, LatencyData] = {}
+    if axes is not None and run.transactions > 0:
+        latency = _latencies(con, rid, axes, sql, seed)
+    out = []
+    for row, label in zip(rows, labels, strict=True):
+        cid = row.condition_id
+        points = []
+        for s in samples:
+            if s["condition_id"] != cid:
+                continue
+            value = sample_means.get(int(s["sample_id"])) if metric == "latency" else s["tps"]
+            points.append(
+                SamplePoint(
+                    run_id=rid,
+                    condition=label,
+                    position=int(s["position"]),
+                    block=int(s["block"]),
+                    value=_finite(value),
+                    transactions=int(s["transactions"] or 0),
+                    errors=int(s["errors"] or 0),
+                    tps=_finite(s["tps"]),
+                )
+            )
+        n, errors, by_status = counts.get(cid, (0, 0, {}))
+        if not n:
+            # Imports that kept only aggregates: their sample rows hold the counts.
+            n = sum(p.transactions for p in points)
+            errors = sum(p.errors for p in points)
+        out.append(
+            ConditionData(
+                label=label,
+                run_id=rid,
+                levels=dict(row.levels),
+                samples=tuple(points),
+                transactions=n,
+                errors=errors,
+                errors_by_status=by_status,
+                latency=latency.get(cid),
+            )
+        )
+    return out
+
+
+def _finite(x: Any) -> float | None:
+    if x is None:
+        return None
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def _bin_counts(pairs: Sequence[tuple[Any, Any]], n: int) -> tuple[int, ...]:
+    counts = [0] * n
+    for b, c in pairs:
+        counts[min(max(int(b), 0), n - 1)] += int(c)
+    return tuple(counts)
+
+
+def _latencies(con: Any, rid: int, axes: Axes, sql: str, seed: int) -> dict[int, LatencyData]:
+    lo, hi = axes.log_edges[0], axes.log_edges[-1]
+    w_log = (hi - lo) / HIST_BINS
+    lin_hi = axes.linear_edges[-1]
+    w_lin = lin_hi / HIST_BINS
+    floor = LOG_FLOOR_MS
+    base = f"""
+        WITH lat AS ({sql}),
+        t0 AS (SELECT min(start_ns) AS t0 FROM lat)
+        SELECT lat.*, (start_ns - t0.t0) / 1e9 AS sec,
+               log10(greatest(ms, {floor})) AS lg
+        FROM lat, t0
+    """
+    span = con.execute(f"SELECT max(sec) FROM ({base})", [rid]).fetchone()
+    seconds = float(span[0]) if span and span[0] is not None else 0.0
+    heat_w = max(seconds / HEAT_TIME_BINS, 1e-9)
+    heat_lw = (axes.heat_log_edges[-1] - axes.heat_log_edges[0]) / HEAT_LATENCY_BINS
+    q = "[" + ", ".join(str(x) for x in QUANTILES) + "]"
+    result: dict[int, dict[str, Any]] = {}
+
+    def slot(cid: Any) -> dict[str, Any]:
+        return result.setdefault(int(cid), {"session": {}, "period": {}})
+
+    for cid, n, qs, mn, mx in con.execute(
+        f"SELECT condition_id, count(*), quantile_cont(ms, {q}), min(ms), max(ms)"
+        f" FROM ({base}) GROUP BY condition_id",
+        [rid],
+    ).fetchall():
+        d = slot(cid)
+        d["n"], d["q"], d["min"], d["max"] = int(n), Quantiles(int(n), tuple(qs)), mn, mx
+    for kind, expr, count in (
+        ("log", f"floor((lg - {lo}) / {w_log})", HIST_BINS),
+        ("linear", f"floor(ms / {w_lin})", HIST_BINS),
+    ):
+        where = f"WHERE ms <= {lin_hi}" if kind == "linear" else ""
+        grouped: dict[int, list[tuple[Any, Any]]] = {}
+        for cid, b, c in con.execute(
+            f"SELECT condition_id, {expr} AS b, count(*) FROM ({base}) {where}"
+            " GROUP BY condition_id, b",
+            [rid],
+        ).fetchall():
+            grouped.setdefault(int(cid), []).append((b, c))
+        for cid, pairs in grouped.items():
+            slot(cid)[kind] = _bin_counts(pairs, count)
+    for key, expr in (("session", "session"), ("period", f"floor(sec / {axes.period_seconds})")):
+        for cid, k, n, qs in con.execute(
+            f"SELECT condition_id, {expr} AS k, count(*), quantile_cont(ms, {q})"
+            f" FROM ({base}) GROUP BY condition_id, k ORDER BY condition_id, k",
+            [rid],
+        ).fetchall():
+            slot(cid)[key][int(k)] = Quantiles(int(n), tuple(qs))
+    heat: dict[int, list[tuple[int, int, int]]] = {}
+    for cid, tb, lb, c in con.execute(
+        f"""SELECT condition_id,
+                   least(floor(sec / {heat_w}), {HEAT_TIME_BINS - 1}) AS tb,
+                   least(greatest(floor((lg - {axes.heat_log_edges[0]}) / {heat_lw}), 0),
+                         {HEAT_LATENCY_BINS - 1}) AS lb,
+                   count(*)
+            FROM ({base}) GROUP BY condition_id, tb, lb ORDER BY condition_id, tb, lb""",
+        [rid],
+    ).fetchall():
+        heat.setdefault(int(cid), []).append((int(tb), int(lb), int(c)))
+    out = {}
+    grid = np.asarray(axes.kde_grid)
+    for cid, d in result.items():
+        if "n" not in d:
+            continue
+        # DuckDB samples the FROM clause before WHERE applies, so the condition is filtered
+        # inside the subquery; the reservoir is seeded (REPEATABLE) for a reproducible page.
+        sub = con.execute(
+            f"SELECT lg FROM (SELECT lg FROM ({base}) WHERE condition_id = ?)"
+            f" USING SAMPLE reservoir({KDE_SUBSAMPLE} ROWS) REPEATABLE ({int(seed)})",
+            [rid, cid],
+        ).fetchnumpy()["lg"]
+        density = _log_density(np.asarray(sub, dtype=np.float64), grid)
+        lin = d.get("linear", (0,) * HIST_BINS)
+        out[cid] = LatencyData(
+            n=d["n"],
+            log_counts=d.get("log", (0,) * HIST_BINS),
+            linear_counts=lin,
+            linear_beyond=d["n"] - sum(lin),
+            log_density=density,
+            kde_n=len(sub),
+            quantiles=d["q"],
+            min_ms=float(d["min"]),
+            max_ms=float(d["max"]),
+            by_session=dict(d["session"]),
+            by_period=dict(d["period"]),
+            heat=tuple(heat.get(cid, ())),
+            heat_bucket_s=heat_w,
+        )
+    return out
+
+
+def _log_density(lg: np.ndarray, grid: np.ndarray) -> tuple[float, ...] | None:
+    """Gaussian KDE of log10 latencies on ``grid``; None when it is undefined.
+
+    A KDE needs at least two distinct values (otherwise its covariance is singular).
+    """
+    if lg.size < 2 or float(np.ptp(lg)) == 0.0:
+        return None
+    try:
+        kde = stats.gaussian_kde(lg)
+    except np.linalg.LinAlgError:
+        return None
+    f = kde(grid)
+    if not np.all(np.isfinite(f)):
+        return None
+    return tuple(float(x) for x in f)

@@ -1,0 +1,83 @@
+"""The HTML page: a Jinja2 template with autoescape, chart specs as inert JSON, one runtime.
+
+Escaping has two layers, because text reaches the page in two ways:
+
+* text in HTML (names, descriptions, SQL, notes, settings) goes through Jinja2's autoescape;
+* chart specifications (which carry condition labels) are JSON inside
+  ``<script type="application/json">`` elements, read with ``JSON.parse``. :func:`json_for_html`
+  writes ``<``, ``>``, ``&`` and U+2028/U+2029 as ``\\uXXXX`` escapes, so no ``</script>`` or
+  ``<!--`` can end the element, whatever a label contains. The charts draw labels as SVG text.
+
+The Vega runtime (vega, vega-lite and vega-embed, bundled by vl-convert) is inlined once per
+page; a Content-Security-Policy forbids every network request.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from wannabet.render.markdown import strip_control
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("wannabet.render", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_TEMPLATES.filters["clean"] = lambda v: strip_control(str(v))
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """One plot of the page: its element id, a stable key, a title and its Vega-Lite spec."""
+
+    element_id: str
+    key: str
+    title: str
+    spec: Mapping[str, Any]
+    note: str = ""
+
+
+_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_UNSAFE_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def json_for_html(value: Any) -> Markup:
+    """JSON that is inert inside any HTML ``<script>`` element and valid for ``JSON.parse``."""
+    text = json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False)
+    return Markup(_UNSAFE_RE.sub(lambda m: _UNSAFE[m.group()], text))
+
+
+@functools.cache
+def vega_runtime() -> Markup:
+    """vega-embed with Vega and Vega-Lite, as one script exposing ``window.vegaEmbed``.
+
+    Built by vl-convert (about 0.9 MB), once per process. The bundle never contains
+    ``</script``; the check keeps it so if a future version did.
+    """
+    import vl_convert
+
+    # The stub makes the optional snippet required.
+    bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]
+    if re.search(r"</script", bundle, re.IGNORECASE):
+        bundle = re.sub(r"</(script)", r"<\\/\1", bundle, flags=re.IGNORECASE)
+    return Markup(bundle)
+
+
+def render_page(context: Mapping[str, Any], charts: Sequence[Chart]) -> str:
+    """The complete HTML document."""
+    template = _TEMPLATES.get_template("report.html.j2")
+    return template.render(
+        **context,
+        chart_specs=[(c.element_id, json_for_html(c.spec)) for c in charts],
+        runtime=vega_runtime(),
+    )

@@ -1,0 +1,28 @@
+"""Per-sample database and OS statistics: one sampler per source behind a small Protocol.
+
+:func:`collector_for` builds the samplers a target supports; the runner starts them right
+before each sample and stops them right after it, and stores the deltas with the sample.
+"""
+
+from __future__ import annotations
+
+from wannabet.samplers.base import (
+    STATS_LAYOUT,
+    Collector,
+    Sampler,
+    SampleStats,
+    Section,
+    StatsWarning,
+)
+from wannabet.samplers.factory import StatsOptions, collector_for
+
+__all__ = [
+    "STATS_LAYOUT",
+    "Collector",
+    "SampleStats",
+    "Sampler",
+    "Section",
+    "StatsOptions",
+    "StatsWarning",
+    "collector_for",
+]

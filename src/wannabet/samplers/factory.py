@@ -1,0 +1,67 @@
+"""Which samplers a run gets, chosen from its target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from wannabet.engine.base import Engine
+from wannabet.samplers.base import Collector, Sampler, StatsWarning
+from wannabet.samplers.postgres import WAIT_INTERVAL_RANGE, WAIT_INTERVAL_S
+from wannabet.samplers.process import EngineSampler, ProcessSampler
+from wannabet.targets import Target, redact
+
+
+@dataclass(frozen=True, slots=True)
+class StatsOptions:
+    """How statistics are collected; ``enabled=False`` collects none (``run --no-stats``)."""
+
+    enabled: bool = True
+    wait_interval_s: float = WAIT_INTERVAL_S
+    #: cores of a server on another host (for utilization and the response-time curve)
+    server_cores: int | None = None
+
+    def __post_init__(self) -> None:
+        lo, hi = WAIT_INTERVAL_RANGE
+        if not lo <= self.wait_interval_s <= hi:
+            raise ValueError(
+                f"the wait-event sampling interval must be between {lo * 1000:.0f}ms and"
+                f" {hi * 1000:.0f}ms, got {self.wait_interval_s * 1000:g}ms"
+            )
+        if self.server_cores is not None and self.server_cores < 1:
+            raise ValueError(f"server cores must be at least 1, got {self.server_cores}")
+
+
+def collector_for(target: Target, engine: Engine, options: StatsOptions) -> Collector | None:
+    """The samplers for ``target``; None when statistics are off.
+
+    A sampler that cannot be set up (no permission, psycopg missing) becomes a warning stored
+    with every sample, and the run goes on with the others.
+    """
+    if not options.enabled:
+        return None
+    samplers: list[Sampler] = [EngineSampler(), ProcessSampler()]
+    warnings: list[StatsWarning] = []
+    if target.kind == "postgresql":
+        from wannabet.samplers.postgres import PostgresSampler, engine_application_name
+
+        default_name = getattr(engine, "application_name", None)
+        if default_name is None:
+            warnings.append(
+                StatsWarning(
+                    "postgres", "this engine does not name its sessions; no server statistics"
+                )
+            )
+        else:
+            try:
+                samplers.append(
+                    PostgresSampler(
+                        target,
+                        application_name=engine_application_name(target, str(default_name)),
+                        interval_s=options.wait_interval_s,
+                        server_cores=options.server_cores,
+                    )
+                )
+            except Exception as exc:
+                message = redact(str(exc).strip().splitlines()[0], target.password)
+                warnings.append(StatsWarning("postgres", message))
+    return Collector(samplers, warnings, scrub=lambda text: redact(text, target.password))

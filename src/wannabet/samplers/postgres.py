@@ -1,0 +1,560 @@
+"""PostgreSQL statistics around each sample, through a dedicated psycopg connection.
+
+What one sample gets (deltas between a snapshot right before and right after it):
+
+- ``pg_stat_database`` of the target database: commits, rollbacks, blocks, tuples, temp files,
+  deadlocks and the ``*_time`` columns;
+- ``pg_stat_wal`` (records, full-page images, bytes, writes, syncs and their times),
+  ``pg_stat_bgwriter``, and ``pg_stat_checkpointer`` / ``pg_stat_io`` where the version has them;
+- ``pg_stat_statements`` (the statements that took the most time) when it is installed;
+- wait events, sampled from ``pg_stat_activity`` every ``interval_s`` while the sample runs
+  (the run's own sessions only, found by their ``application_name``): count × interval estimates
+  the time the sessions spent waiting on each event;
+- server CPU time of the whole postgres process tree from ``/proc`` (psutil), when the server
+  runs on this machine; otherwise it is unknown (``None``), never guessed.
+
+Commits cross-check. ``xact_commit`` counts every committed server transaction, including this
+connection's own queries and one per autocommit statement, prepare or connection start-up.
+Backends report their counters at most once a second while busy and always when they exit, so
+the end snapshot first waits until the run's sessions have left ``pg_stat_activity`` (the engine
+connects per sample), and this connection forces its own counters out
+(``pg_stat_force_next_flush``) before each snapshot; its own transactions are then counted and
+subtracted exactly.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from decimal import Decimal
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import psutil  # type: ignore[import-untyped]
+
+from wannabet.engine.base import SampleResult
+from wannabet.samplers.base import Section, StatsWarning, delta
+from wannabet.targets import Target, redact
+
+#: default pg_stat_activity sampling interval, and the range allowed
+WAIT_INTERVAL_S = 0.050
+WAIT_INTERVAL_RANGE = (0.010, 0.050)
+#: how long the snapshot waits for the run's sessions to exit and report their counters
+BACKEND_EXIT_TIMEOUT_S = 10.0
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+_STATEMENTS_KEPT = 10
+
+
+def engine_application_name(target: Target, default: str) -> str:
+    """The application_name the engine's sessions use: the URL's, else the engine default."""
+    query = parse_qs(urlsplit(target.url).query)
+    names = query.get("application_name")
+    return names[0] if names else default
+
+
+def is_local_host(target: Target) -> bool:
+    """True when the URL's host is a loopback address or a Unix-socket directory."""
+    parts = urlsplit(target.url)
+    hosts = parse_qs(parts.query).get("host", [])
+    host = unquote(parts.hostname or "") if parts.hostname else (hosts[0] if hosts else "")
+    return host in _LOOPBACK or host.startswith("/") or host == ""
+
+
+class PostgresSampler:
+    """Statistics of a PostgreSQL server around each sample (see the module docstring)."""
+
+    name = "postgres"
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        application_name: str,
+        interval_s: float = WAIT_INTERVAL_S,
+        server_cores: int | None = None,
+    ) -> None:
+        import psycopg
+
+        self._target = target
+        self._app = application_name
+        self._interval = interval_s
+        self._remote_cores = server_cores
+        self.notes: list[StatsWarning] = []
+        try:
+            self._conn = psycopg.connect(
+                target.url,
+                autocommit=True,
+                application_name=f"{application_name}-stats",
+                connect_timeout=10,
+            )
+        except psycopg.Error as exc:
+            raise RuntimeError(self._scrub(f"cannot open a statistics connection: {exc}")) from None
+        self._errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+        self._own_commits = 0
+        self.version = int(self._one("SELECT current_setting('server_version_num')::int"))
+        self._own_pid = int(self._one("SELECT pg_backend_pid()"))
+        self._can_flush = self.version >= 150000
+        self._postmaster = self._find_postmaster()
+        self.local = self._postmaster is not None
+        self.cores: int | None = (
+            psutil.cpu_count(logical=True) if self.local else self._remote_cores
+        )
+        self._statements = self._has_statements()
+        self._before: dict[str, Any] = {}
+        self._poller: _WaitPoller | None = None
+        self._disabled: set[str] = set()
+        self._prepared = False
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _scrub(self, text: str) -> str:
+        return redact(text, self._target.password)
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """One statement = one server transaction on this connection; count the ones that
+        commit, so they can be taken out of the server's commit delta."""
+        with self._conn.cursor() as cur:
+            cur.execute(sql, params, prepare=False)
+            rows = cur.fetchall() if cur.description else []
+        self._own_commits += 1
+        return rows
+
+    def _one(self, sql: str) -> Any:
+        return self._rows(sql)[0][0]
+
+    def _dicts(self, sql: str) -> list[dict[str, Any]]:
+        with self._conn.cursor() as cur:
+            cur.execute(sql)
+            names = [d.name for d in cur.description or []]
+            rows = cur.fetchall()
+        self._own_commits += 1
+        return [{k: _plain(v) for k, v in zip(names, r, strict=True)} for r in rows]
+
+    def _find_postmaster(self) -> psutil.Process | None:
+        """The server's postmaster, if the server demonstrably runs on this machine."""
+        if not is_local_host(self._target):
+            self.notes.append(
+                StatsWarning(self.name, "server CPU is unknown: the server is not on this host")
+            )
+            return None
+        try:
+            backend = psutil.Process(self._own_pid)
+            parent = backend.parent()
+            if parent is None or "postgres" not in " ".join(parent.cmdline() or [parent.name()]):
+                raise psutil.NoSuchProcess(self._own_pid)
+            if "postgres" not in backend.name() and "postgres" not in parent.name():
+                raise psutil.NoSuchProcess(self._own_pid)
+            return parent
+        except (psutil.Error, OSError):
+            self.notes.append(
+                StatsWarning(
+                    self.name,
+                    "server CPU is unknown: the server's processes are not visible here"
+                    " (another host, container or namespace)",
+                )
+            )
+            return None
+
+    def _has_statements(self) -> bool:
+        try:
+            return bool(
+                self._one("SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'")
+            )
+        except self._errors:
+            return False
+
+    def _server_cpu(self) -> dict[str, float] | None:
+        """CPU seconds of the whole server process tree, and of this connection's backend.
+
+        Live processes are summed directly; children that exited were added by the kernel to
+        the postmaster's children times when it reaped them. The parent's figures are read
+        first, so a child reaped between the two reads is missed rather than counted twice.
+        """
+        pm = self._postmaster
+        if pm is None:
+            return None
+        t = pm.cpu_times()
+        total = t.user + t.system + t.children_user + t.children_system
+        own = 0.0
+        for child in pm.children():
+            try:
+                ct = child.cpu_times()
+            except psutil.Error:
+                continue
+            total += ct.user + ct.system
+            if child.pid == self._own_pid:
+                own = ct.user + ct.system
+        return {"server_cpu_s": total, "stats_backend_cpu_s": own, "postmaster_pid": pm.pid}
+
+    def _wait_for_sessions(self, seen: set[int]) -> bool:
+        """Wait until the run's sessions have exited and so reported their counters.
+
+        A backend leaves pg_stat_activity before it flushes its statistics on exit, so an
+        empty pg_stat_activity is not enough: on a local server we also wait until every
+        backend process seen (``seen``) has ended. A remote server gets a short grace period
+        instead, and the docs say the check is then slightly racy.
+        """
+        deadline = time.monotonic() + BACKEND_EXIT_TIMEOUT_S
+        while True:
+            pids = {int(r[0]) for r in self._rows(self._app_pids_sql())}
+            seen |= pids
+            if not pids:
+                break
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        if self._postmaster is None:
+            time.sleep(0.2)
+            return True
+        while any(_running(pid) for pid in seen):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
+    def _app_pids_sql(self) -> str:
+        # The name is this process's own (wannabet-<pid>) or the user's URL parameter,
+        # quoted as a literal.
+        return (
+            "SELECT pid FROM pg_stat_activity WHERE application_name = "
+            + _literal(self._app)
+            + " AND pid <> pg_backend_pid()"
+        )
+
+    def _snapshot(self) -> dict[str, Any]:
+        """Everything cumulative, pg_stat_database first (see the module docstring)."""
+        snap: dict[str, Any] = {"_own_commits_before": self._own_commits}
+        if self._can_flush:
+            # A backend with nothing but transaction counts pending skips the flush, forced
+            # or not (read-only queries on functions such as pg_stat_activity leave only
+            # those): reading a catalog table gives it a pending entry, so the counts go too.
+            self._one("SELECT count(pg_stat_force_next_flush()) FROM pg_database")
+            snap["_own_commits_before"] = self._own_commits
+        # Reading the views inside one snapshot per statement; each is its own transaction.
+        snap["database"] = self._dicts(
+            "SELECT * FROM pg_stat_database WHERE datname = current_database()"
+        )[0]
+        for name, sql in self._views():
+            if name in self._disabled:
+                continue
+            try:
+                snap[name] = self._read_view(name, sql)
+            except self._errors as exc:
+                self._disabled.add(name)
+                self.notes.append(
+                    StatsWarning(self.name, f"{name} is not available: {_first(exc)}")
+                )
+        cpu = self._server_cpu()
+        if cpu is not None:
+            snap["cpu"] = cpu
+        snap["_time"] = time.monotonic()
+        return snap
+
+    def _views(self) -> list[tuple[str, str]]:
+        views = [("wal", "SELECT * FROM pg_stat_wal")] if self.version >= 140000 else []
+        views.append(("bgwriter", "SELECT * FROM pg_stat_bgwriter"))
+        if self.version >= 170000:
+            views.append(("checkpointer", "SELECT * FROM pg_stat_checkpointer"))
+        if self.version >= 160000:
+            views.append(
+                (
+                    "io",
+                    "SELECT backend_type, sum(reads) AS reads, sum(writes) AS writes,"
+                    " sum(extends) AS extends, sum(fsyncs) AS fsyncs,"
+                    " sum(read_time) AS read_time, sum(write_time) AS write_time,"
+                    " sum(fsync_time) AS fsync_time FROM pg_stat_io GROUP BY backend_type",
+                )
+            )
+        if self._statements:
+            views.append(
+                (
+                    "statements",
+                    "SELECT queryid::text AS queryid, left(query, 200) AS query, calls,"
+                    " total_exec_time, rows, shared_blks_hit, shared_blks_read"
+                    " FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database"
+                    " WHERE datname = current_database())",
+                )
+            )
+        return views
+
+    def _read_view(self, name: str, sql: str) -> Any:
+        rows = self._dicts(sql)
+        if name == "io":
+            return {
+                r["backend_type"]: {k: _num(v) for k, v in r.items() if k != "backend_type"}
+                for r in rows
+            }
+        if name == "statements":
+            return {r["queryid"]: r for r in rows}
+        return rows[0] if rows else {}
+
+    # -- the protocol ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        # Sessions of the previous step (setup SQL, system SQL) must have reported their
+        # counters before the "before" snapshot, or they would land in this sample.
+        self._sessions_gone_before = self._wait_for_sessions(set())
+        self._before = self._snapshot()
+        self._poller = _WaitPoller(self._conn, self._app, self._interval, self._errors)
+        if not self._prepared:
+            # psycopg prepares the poll on its first use: one more transaction of ours.
+            self._own_commits += 1
+            self._prepared = True
+        self._poller.start()
+
+    def abandon(self) -> None:
+        if self._poller is not None:
+            self._poller.stop()
+            self._own_commits += self._poller.polls
+            self._poller = None
+
+    def stop(self, result: SampleResult) -> Section:
+        poller = self._poller
+        self._poller = None
+        waits: dict[str, Any] = {}
+        if poller is not None:
+            poller.stop()
+            self._own_commits += poller.polls
+            waits = poller.summary()
+        sessions_gone = self._wait_for_sessions(set(poller.pids) if poller else set())
+        after = self._snapshot()
+        before = self._before
+        invalid: list[str] = []
+        warnings: list[StatsWarning] = []
+        values: dict[str, Any] = {"server_version_num": self.version}
+
+        db_before, db_after = before["database"], after["database"]
+        if db_before.get("stats_reset") != db_after.get("stats_reset"):
+            invalid.append("pg_stat_database was reset during the sample")
+        db, negative = delta(db_before, db_after)
+        db.pop("datid", None)
+        db.pop("numbackends", None)
+        if negative:
+            invalid.append(f"pg_stat_database counters went backwards ({', '.join(negative)})")
+        values["database"] = db if not invalid else {}
+
+        for name in ("wal", "bgwriter", "checkpointer"):
+            if name in before and name in after:
+                if before[name].get("stats_reset") != after[name].get("stats_reset"):
+                    invalid.append(f"pg_stat_{name} was reset during the sample")
+                    continue
+                d, negative = delta(before[name], after[name])
+                if negative:
+                    invalid.append(f"pg_stat_{name} counters went backwards")
+                    continue
+                values[name] = d
+        if "io" in before and "io" in after:
+            io: dict[str, Any] = {}
+            for backend_type, figures in after["io"].items():
+                d, negative = delta(before["io"].get(backend_type, {}), figures)
+                if negative:
+                    invalid.append("pg_stat_io counters went backwards")
+                    break
+                io[backend_type] = d
+            else:
+                values["io"] = io
+        if "statements" in before and "statements" in after:
+            values["statements"] = _statement_deltas(before["statements"], after["statements"])
+
+        # Server CPU; the statistics connection's own backend is taken out.
+        if "cpu" in before and "cpu" in after:
+            cb, ca = before["cpu"], after["cpu"]
+            if cb["postmaster_pid"] != ca["postmaster_pid"]:
+                invalid.append("the server restarted during the sample")
+                values["cpu_s"] = None
+            else:
+                total = ca["server_cpu_s"] - cb["server_cpu_s"]
+                own = max(ca["stats_backend_cpu_s"] - cb["stats_backend_cpu_s"], 0.0)
+                values["cpu_s"] = max(total - own, 0.0) if total >= 0 else None
+                values["stats_backend_cpu_s"] = own
+        else:
+            values["cpu_s"] = None
+        values["cores"] = self.cores
+        values["local"] = self.local
+
+        # Commits: the server's delta without this connection's own transactions.
+        own = after["_own_commits_before"] - before["_own_commits_before"]
+        values["own_commits"] = own
+        if "xact_commit" in values["database"]:
+            values["server_commits"] = values["database"]["xact_commit"] - own
+        else:
+            values["server_commits"] = None
+        values["engine_commits"] = result.counters.get("server_commits")
+        if not (sessions_gone and self._sessions_gone_before):
+            warnings.append(
+                StatsWarning(
+                    self.name,
+                    "the run's sessions did not exit within"
+                    f" {BACKEND_EXIT_TIMEOUT_S:.0f}s; their last counters may be missing",
+                )
+            )
+            values["commits_check_reliable"] = False
+        else:
+            values["commits_check_reliable"] = self._can_flush
+        if waits.get("error"):
+            # A partial count would understate the waits: report none rather than too few.
+            warnings.append(
+                StatsWarning(self.name, f"wait-event sampling stopped: {waits['error']}")
+            )
+            waits["wait_s"] = None
+            waits["polls"] = 0
+        values["waits"] = waits
+        values["elapsed_s"] = after["_time"] - before["_time"]
+        if invalid:
+            values["cpu_s"] = None
+            values["database"] = {}
+            values["server_commits"] = None
+        return Section(self.name, values, tuple(invalid), (*self.notes, *warnings))
+
+    def close(self) -> None:
+        if self._poller is not None:
+            self._poller.stop()
+        self._conn.close()
+
+
+class _WaitPoller:
+    """Samples pg_stat_activity for the run's sessions on a thread (ASH-style).
+
+    The engine releases the GIL while a sample runs, so this thread gets to run on time; its
+    actual mean interval is measured and used to turn counts into time.
+    """
+
+    def __init__(
+        self, conn: Any, app: str, interval_s: float, errors: tuple[type[BaseException], ...]
+    ) -> None:
+        self._conn = conn
+        self._app = app
+        self._interval = interval_s
+        self._errors = errors
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="wannabet-waits", daemon=True)
+        self.polls = 0
+        self.pids: set[int] = set()
+        #: this thread's own CPU time: the client-side cost of the polling
+        self.cpu_s = 0.0
+        self.error: str | None = None
+        self._events: Counter[tuple[str, str]] = Counter()
+        self._on_cpu = 0
+        self._active = 0
+        self._sessions = 0
+        self._t0 = 0.0
+        self._t1 = 0.0
+
+    def start(self) -> None:
+        self._t0 = time.monotonic()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._t1 = time.monotonic()
+
+    def _run(self) -> None:
+        sql = (
+            "SELECT pid, state, wait_event_type, wait_event FROM pg_stat_activity"
+            " WHERE application_name = %s AND pid <> pg_backend_pid()"
+        )
+        next_at = time.monotonic()
+        cpu0 = time.thread_time()
+        cur = self._conn.cursor()
+
+        def poll() -> list[tuple[Any, ...]]:
+            cur.execute(sql, (self._app,), prepare=True)
+            rows: list[tuple[Any, ...]] = cur.fetchall()
+            return rows
+
+        try:
+            while not self._stop.is_set():
+                rows = poll()
+                self.polls += 1
+                for pid, state, wtype, wevent in rows:
+                    self.pids.add(pid)
+                    self._sessions += 1
+                    if state != "active":
+                        continue
+                    self._active += 1
+                    if wevent is None:
+                        self._on_cpu += 1
+                    else:
+                        self._events[(wtype or "", wevent)] += 1
+                next_at += self._interval
+                self._stop.wait(max(next_at - time.monotonic(), 0.0))
+        except self._errors as exc:
+            self.error = _first(exc)
+        finally:
+            cur.close()
+            self.cpu_s = time.thread_time() - cpu0
+
+    def summary(self) -> dict[str, Any]:
+        elapsed = max(self._t1 - self._t0, 0.0)
+        step = elapsed / self.polls if self.polls else 0.0
+        events = [
+            {"type": t, "event": e, "count": n, "wait_s": n * step}
+            for (t, e), n in self._events.most_common()
+        ]
+        return {
+            "polls": self.polls,
+            "interval_s": step,
+            "target_interval_s": self._interval,
+            "wait_s": sum(ev["wait_s"] for ev in events),
+            "active_s": self._active * step,
+            "on_cpu_s": self._on_cpu * step,
+            "mean_sessions": self._sessions / self.polls if self.polls else 0.0,
+            "poller_cpu_s": self.cpu_s,
+            "events": events,
+            "error": self.error,
+        }
+
+
+def _statement_deltas(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for qid, row in after.items():
+        old = before.get(qid, {})
+        calls = row["calls"] - old.get("calls", 0)
+        if calls <= 0:
+            continue
+        out.append(
+            {
+                "queryid": qid,
+                "query": row["query"],
+                "calls": calls,
+                "total_exec_ms": row["total_exec_time"] - old.get("total_exec_time", 0.0),
+                "rows": row["rows"] - old.get("rows", 0),
+                "shared_blks_hit": row["shared_blks_hit"] - old.get("shared_blks_hit", 0),
+                "shared_blks_read": row["shared_blks_read"] - old.get("shared_blks_read", 0),
+            }
+        )
+    out.sort(key=lambda r: -r["total_exec_ms"])
+    return out[:_STATEMENTS_KEPT]
+
+
+def _plain(v: Any) -> Any:
+    """numeric columns (wal_bytes, sums) arrive as Decimal: make them plain numbers."""
+    if isinstance(v, Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    return v
+
+
+def _num(v: Any) -> Any:
+    try:
+        return float(v) if v is not None else None
+    except (TypeError, ValueError):
+        return v
+
+
+def _running(pid: int) -> bool:
+    """True while a process exists and has not exited (a zombie has exited)."""
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _first(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

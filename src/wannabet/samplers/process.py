@@ -1,0 +1,109 @@
+"""Client-side figures for every target: the engine's own CPU, and the OS view of this process.
+
+The engine measures each session thread's CPU time (``CLOCK_THREAD_CPUTIME_ID``) while it runs
+transactions, so the driver's own cost is visible next to the database's. The OS figures
+(psutil) cover the whole client process around the sample: for SQLite, which runs inside this
+process, they are the database's CPU and I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import psutil  # type: ignore[import-untyped]
+
+from wannabet.engine.base import SampleResult
+from wannabet.samplers.base import Section, StatsWarning, delta
+
+
+def engine_section(result: SampleResult) -> Section:
+    """What the engine itself reports about a sample (no snapshot needed)."""
+    cols = result.columns
+    ok = cols["status"] == 0
+    start = np.asarray(cols["start_ns"], dtype=np.int64)
+    end = np.asarray(cols["end_ns"], dtype=np.int64)
+    values: dict[str, Any] = {
+        # The whole sample, warm-up included, as the server-side snapshots see it.
+        "elapsed_s": max(result.end_ns - result.t0_ns, 0) / 1e9,
+        "committed": int(np.count_nonzero(ok)),
+        "transactions": len(start),
+        # Time the sessions spent inside transactions (from start, not from intended start:
+        # an open loop's schedule lag is not work the database did).
+        "busy_s": float(np.sum(end - start)) / 1e9 if len(start) else 0.0,
+        "cpu_s": (sum(result.session_cpu_ns) / 1e9) if result.session_cpu_ns else None,
+        "session_cpu_s": [ns / 1e9 for ns in result.session_cpu_ns],
+    }
+    values.update({k: int(v) for k, v in result.counters.items()})
+    return Section("engine", values)
+
+
+class ProcessSampler:
+    """CPU times and I/O bytes of this (the client) process, from psutil."""
+
+    name = "client_process"
+
+    def __init__(self) -> None:
+        self._process = psutil.Process()
+        self._before: dict[str, float | int] = {}
+
+    def _snapshot(self) -> dict[str, float | int]:
+        cpu = self._process.cpu_times()
+        snap: dict[str, float | int] = {"cpu_user_s": cpu.user, "cpu_system_s": cpu.system}
+        io_counters = getattr(self._process, "io_counters", None)
+        if io_counters is not None:
+            try:
+                io = io_counters()
+            except (psutil.AccessDenied, OSError):
+                pass
+            else:
+                snap |= {
+                    "read_bytes": io.read_bytes,
+                    "write_bytes": io.write_bytes,
+                    "read_calls": io.read_count,
+                    "write_calls": io.write_count,
+                }
+        return snap
+
+    def start(self) -> None:
+        self._before = self._snapshot()
+
+    def stop(self, result: SampleResult) -> Section:
+        deltas, negative = delta(self._before, self._snapshot())
+        warnings: tuple[StatsWarning, ...] = ()
+        values: dict[str, Any] = dict(deltas)
+        if not negative:
+            values["cpu_s"] = values.get("cpu_user_s", 0.0) + values.get("cpu_system_s", 0.0)
+            if "read_bytes" not in values:
+                values |= {"read_bytes": None, "write_bytes": None}
+                warnings = (
+                    StatsWarning(self.name, "the OS does not report this process's I/O bytes"),
+                )
+        # fsync calls are not counted by any OS interface we can read without tracing the
+        # process; unknown is the honest value (docs/statistics.md).
+        values["fsync_calls"] = None
+        values["cores"] = psutil.cpu_count(logical=True)
+        return Section(
+            self.name,
+            values,
+            invalid=tuple(f"{k} went backwards" for k in negative),
+            warnings=warnings,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+class EngineSampler:
+    """Wraps :func:`engine_section` in the sampler protocol."""
+
+    name = "engine"
+
+    def start(self) -> None:
+        pass
+
+    def stop(self, result: SampleResult) -> Section:
+        return engine_section(result)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,192 @@
+"""The report opened in headless Chromium from file://: it renders, offline, and stays inert.
+
+Every run here is a real `wannabet run` on SQLite or a real import; the browser is Debian's
+chromium driven by selenium. The screenshots are kept in test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from .conftest import PWNED, Browser, Page, Runs, ok
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "import"
+
+
+def report(results: Path, out: Path, *runs: int) -> Path:
+    args = [arg for r in runs for arg in ("--run", str(r))]
+    ok("report", "--results", str(results), *args, "-o", str(out))
+    return out
+
+
+def assert_rendered(page: Page, expected: set[str]) -> None:
+    assert page.severe() == [], page.severe()
+    keys = {c["key"] for c in page.charts}
+    assert keys == expected, keys
+    for c in page.charts:
+        # Each plot is a drawn SVG with marks in it, not an empty element or an error note.
+        assert c["rendered"] == "1", c
+        assert c["svg"] + c["canvas"] >= 1 and c["marks"] > 10, c
+
+
+FULL = {
+    "histogram-log",
+    "histogram-linear",
+    "boxes",
+    "run-order",
+    "heatmap",
+    "deviation-samples",
+    "deviation-session",
+    "clt",
+}
+
+
+def test_real_sqlite_run_renders_and_a_hostile_name_stays_text(
+    browser: Browser, sqlite_runs: Runs, tmp_path: Path
+) -> None:
+    out = report(sqlite_runs.results, tmp_path / "report.html", sqlite_runs.ids["two"])
+    page = browser.open(out, screenshot="report-sqlite.png")
+    assert_rendered(page, FULL)
+    assert page.title == f"wannabet report: {PWNED}"
+    assert page.title != "PWNED"
+    h1 = page.driver.find_element("id", "report-title").text
+    assert h1 == PWNED
+    # Only the page's own scripts: one JSON block per chart, the runtime, the loader.
+    scripts = page.driver.execute_script("return document.scripts.length")
+    assert scripts == len(page.charts) + 2
+    # The description's rich markup and HTML are shown literally.
+    assert "[red]x and <b>bold</b> stay literal" in page.text
+    # The verdict sentence names both conditions.
+    sentence = page.driver.find_element("css selector", "ul.verdicts li").text
+    assert "synchronous=OFF" in sentence and "synchronous=FULL" in sentence
+
+
+def test_one_condition_renders_without_a_verdict(
+    browser: Browser, sqlite_runs: Runs, tmp_path: Path
+) -> None:
+    out = report(sqlite_runs.results, tmp_path / "one.html", sqlite_runs.ids["one"])
+    page = browser.open(out, screenshot="report-one-condition.png")
+    # One session: no per-session breakdown is drawn, and the page says so.
+    assert_rendered(page, FULL - {"deviation-session"})
+    assert "One condition only" in page.text
+    assert "Fewer than two sessions" in page.text
+
+
+def test_six_conditions_render(browser: Browser, sqlite_runs: Runs, tmp_path: Path) -> None:
+    out = report(sqlite_runs.results, tmp_path / "six.html", sqlite_runs.ids["six"])
+    page = browser.open(out, screenshot="report-six-conditions.png")
+    assert_rendered(page, FULL - {"deviation-session"})
+    rows = page.driver.find_elements("css selector", "#verdict-table tr")
+    assert len(rows) == 1 + 5  # header + every condition against the baseline
+    for level in ("synchronous=OFF,cache=2000", "synchronous=NORMAL,cache=100"):
+        assert level in page.text
+
+
+def test_zero_successful_transactions_in_one_condition(
+    browser: Browser, sqlite_runs: Runs, tmp_path: Path
+) -> None:
+    out = report(sqlite_runs.results, tmp_path / "zero.html", sqlite_runs.ids["zero"])
+    html = out.read_text()
+    assert not re.search(r"\bNaN\b|Infinity", html.split("<script>")[0])
+    page = browser.open(out, screenshot="report-zero-success.png")
+    assert_rendered(page, {"histogram-log", "histogram-linear", "boxes", "run-order", "heatmap"})
+    assert "No verdict." in page.text
+    assert "query_only=ON: no successful transaction; all" in page.text
+    # The failing condition still shows in the run order (its samples ran).
+    spec = json.loads(
+        page.driver.execute_script("return document.getElementById('chart-3-spec').textContent")
+    )
+    values = [r for d in spec["datasets"].values() for r in d if r["kind"] == "point"]
+    assert {r["condition"] for r in values} == {"query_only=OFF", "query_only=ON"}
+    assert all(r["value"] is None for r in values if r["condition"] == "query_only=ON")
+
+
+def test_several_runs_compared(browser: Browser, sqlite_runs: Runs, tmp_path: Path) -> None:
+    one, two = sqlite_runs.ids["one"], sqlite_runs.ids["two"]
+    out = report(sqlite_runs.results, tmp_path / "several.html", one, two)
+    page = browser.open(out)
+    assert_rendered(page, FULL)
+    assert f"{two}:synchronous=OFF" in page.text and f"{one}:baseline" in page.text
+
+
+def _pgbench_logs(directory: Path) -> list[Path]:
+    # Two pgbench -l logs (one per condition), 400 transactions each, seeded.
+    rng = np.random.default_rng(11)
+    out = []
+    for name, scale in (("fast", 900.0), ("slow", 1400.0)):
+        lines = []
+        t = 1_700_000_000_000_000
+        for i in range(400):
+            lat = int(rng.gamma(4.0, scale / 4.0))
+            t += lat + int(rng.integers(0, 50))
+            lines.append(f"{i % 2} {i // 2} {lat} 0 {t // 1_000_000} {t % 1_000_000}")
+        path = directory / f"pgbench_log_{name}.1234"
+        path.write_text("\n".join(lines) + "\n")
+        out.append(path)
+    return out
+
+
+def _csv(directory: Path) -> Path:
+    rng = np.random.default_rng(5)
+    rows = ["cond,sample,ms,t"]
+    for s in range(12):
+        for cond, mu in (("[red]x", 2.0), ("plain", 2.4)):
+            for k in range(30):
+                rows.append(f"{cond},{s},{rng.lognormal(np.log(mu), 0.3):.4f},{s * 10 + k * 0.3}")
+    path = directory / "measurements.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+IMPORTS = {
+    "pgbench": FULL,
+    "csv": FULL - {"deviation-session"},
+    "hyperfine": FULL - {"deviation-session"},
+    # Aggregates only: no response time per transaction, so no histogram or heatmap.
+    "swingbench": {"run-order", "deviation-samples", "clt"},
+    "sysbench": {"run-order", "deviation-samples", "clt"},
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(IMPORTS))
+def test_imported_runs_render(browser: Browser, tmp_path: Path, fmt: str) -> None:
+    results = tmp_path / "imported.duckdb"
+    if fmt == "pgbench":
+        logs = _pgbench_logs(tmp_path)
+        args = ["pgbench", *map(str, logs), "--condition-from-filename", r"log_(\w+)\."]
+        args += ["--sample-interval", "0.1s"]
+    elif fmt == "csv":
+        args = ["csv", str(_csv(tmp_path)), "--condition", "cond", "--value", "ms"]
+        args += ["--sample", "sample", "--time", "t"]
+    elif fmt == "hyperfine":
+        args = ["hyperfine", str(FIXTURES / "hyperfine.json")]
+    elif fmt == "swingbench":
+        args = ["swingbench", str(FIXTURES / "swingbench_soe.xml")]
+        args += ["--condition", "soe"]
+    else:
+        args = ["sysbench", str(FIXTURES / "sysbench_oltp.txt")]
+        args += ["--condition", "default"]
+    ok("import", *args, "--results", str(results))
+    if fmt in ("swingbench", "sysbench"):
+        second = "swingbench_faster.xml" if fmt == "swingbench" else "sysbench_oltp_tuned.txt"
+        ok("import", fmt, str(FIXTURES / second), "--condition", "tuned", "--run", "1",
+           "--results", str(results))  # fmt: skip
+    out = report(results, tmp_path / f"{fmt}.html")
+    page = browser.open(out, screenshot=f"report-import-{fmt}.png")
+    assert_rendered(page, IMPORTS[fmt])
+    assert "No database statistics were collected for this run." in page.text
+
+
+def test_bayesian_section_renders(browser: Browser, sqlite_runs: Runs, tmp_path: Path) -> None:
+    out = tmp_path / "bayes.html"
+    ok("report", "--results", str(sqlite_runs.results), "--run", str(sqlite_runs.ids["two"]),
+       "--bayes", "--bayes-model", "gamma", "-o", str(out))  # fmt: skip
+    page = browser.open(out, screenshot="report-bayes.png")
+    assert_rendered(page, FULL | {"posterior"})
+    header = page.driver.find_element("css selector", "#verdict-table tr").text
+    assert "HDI" in header and "P(faster)" in header

@@ -1,0 +1,337 @@
+"""What the report says and how it is built, checked without a browser."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from wannabet.analysis.bayes import BayesOptions
+from wannabet.render.markdown import markdown_table, strip_control, verdict_markdown
+from wannabet.render.report import (
+    ReportOptions,
+    ResponseCurve,
+    UnitOfWork,
+    UnitOfWorkRow,
+    build_report,
+    verdict_sentence,
+)
+from wannabet.render.report.data import (
+    HEAT_LATENCY_BINS,
+    HEAT_TIME_BINS,
+    HIST_BINS,
+    KDE_POINTS,
+)
+from wannabet.render.report.page import json_for_html
+from wannabet.store import Store
+from wannabet.verdicts import compare_runs
+
+from .conftest import Runs, ok, wannabet
+
+
+class _Scripts(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._open: dict[str, str | None] | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "script":
+            self._open, self._text = dict(attrs), []
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._open is not None:
+            self.scripts.append((self._open, "".join(self._text)))
+            self._open = None
+
+
+@given(st.text())
+def test_json_for_html_is_inert_and_round_trips(text: str) -> None:
+    out = str(json_for_html({"label": text, "list": [text, "</script><!--"]}))
+    assert "<" not in out and ">" not in out and "&" not in out
+    assert "\u2028" not in out and "\u2029" not in out
+    assert json.loads(out) == {"label": text, "list": [text, "</script><!--"]}
+
+
+def test_hostile_labels_stay_inside_their_json_blocks(sqlite_runs: Runs) -> None:
+    built = build_report(Store(sqlite_runs.results), [sqlite_runs.ids["two"]])
+    parser = _Scripts()
+    parser.feed(built.html)
+    specs = [(a, t) for a, t in parser.scripts if a.get("type") == "application/json"]
+    plain = [t for a, t in parser.scripts if a.get("type") is None]
+    # Every chart spec is one JSON element that parses, and only two scripts run: the
+    # runtime and the loader. The injected </script><script> never became an element.
+    assert len(specs) == len(built.charts) and len(plain) == 2
+    for _, text in specs:
+        json.loads(text)
+    assert "document.title='PWNED'" not in "".join(plain)
+    assert "&lt;/script&gt;&lt;script&gt;document.title=&#39;PWNED&#39;&lt;/script&gt;" in (
+        built.html
+    )
+    # No network: the page forbids it, and nothing refers to an http(s) resource to load.
+    assert "default-src 'none'" in built.html
+    assert not re.search(r"""(src|href)\s*=\s*["']https?:""", built.html)
+
+
+def test_the_report_holds_no_per_transaction_data(sqlite_runs: Runs) -> None:
+    store = Store(sqlite_runs.results)
+    built = build_report(store, [sqlite_runs.ids["six"]])
+    n_tx = store.run(sqlite_runs.ids["six"]).transactions
+    parser = _Scripts()
+    parser.feed(built.html)
+    rows = sum(
+        len(d)
+        for a, t in parser.scripts
+        if a.get("type") == "application/json"
+        for d in json.loads(t).get("datasets", {}).values()
+    )
+    # Bins, densities on fixed grids, heatmap cells and one point per sample: a bound that
+    # depends on the number of conditions and samples, never on the transactions.
+    info = store.run(sqlite_runs.ids["six"])
+    per_condition = 2 * HIST_BINS + 2 * KDE_POINTS + HEAT_TIME_BINS * HEAT_LATENCY_BINS + 100
+    assert rows <= info.conditions * per_condition + 4 * info.samples
+    assert n_tx > 5_000
+    assert len(built.html.encode()) < 3_000_000
+
+
+def test_each_density_uses_its_own_conditions_subsample(
+    sqlite_runs: Runs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wannabet.render.report import data as report_data
+
+    store = Store(sqlite_runs.results)
+    info = store.run(sqlite_runs.ids["six"])
+    labels = [[c.label for c in store.conditions(info.run_id)]]
+    first = report_data.load_report_data(store, [info], labels=labels, metric="latency")
+    sizes = sorted(c.latency.n for c in first.conditions if c.latency is not None)
+    assert len(sizes) == 6 and sizes[0] < sizes[-1]
+    # A subsample size between the smallest and the largest condition: some conditions are
+    # subsampled, others give every transaction.
+    cap = (sizes[0] + sizes[-1]) // 2
+    monkeypatch.setattr(report_data, "KDE_SUBSAMPLE", cap)
+    data = report_data.load_report_data(store, [info], labels=labels, metric="latency")
+    for c in data.conditions:
+        assert c.latency is not None and c.latency.log_density is not None
+        # The reservoir is drawn from the condition's own transactions, not from the run's.
+        assert c.latency.kde_n == min(c.latency.n, cap)
+        assert c.latency.n == sum(c.latency.log_counts)
+
+
+def test_the_verdict_sentence_carries_the_comparison(sqlite_runs: Runs) -> None:
+    store = Store(sqlite_runs.results)
+    built = build_report(store, [sqlite_runs.ids["two"]])
+    assert built.doc is not None
+    (c,) = built.doc["comparisons"]
+    sentence = verdict_sentence(c, "latency", 0.05, 2.0)
+    lo, hi = c["ci_pct"]
+    assert f"{c['delta_pct']:+.1f}%" in sentence and f"{lo:+.1f}% to {hi:+.1f}%" in sentence
+    if c["verdict"] == "faster":
+        assert sentence.startswith(f"synchronous=OFF is {abs(c['delta_pct']):.0f}% faster than")
+        assert sentence.endswith("you can bet on it.")
+    # The page shows the same sentence, escaped.
+    assert sentence.replace("'", "&#39;") in built.html
+
+
+def test_verdict_sentences_for_each_outcome() -> None:
+    base = {"condition": "b", "baseline": "a", "median_delta_pct": None}
+    slower = {**base, "delta_pct": 12.0, "ci_pct": [8.0, 16.0], "verdict": "slower", "note": ""}
+    assert verdict_sentence(slower, "latency", 0.05, 2.0) == (
+        "b is 12% slower than a (mean response time +12.0%, 95% CI +8.0% to +16.0%);"
+        " you can bet on it."
+    )
+    same = {**base, "delta_pct": 0.5, "ci_pct": [-1.0, 1.5], "verdict": "no-difference",
+            "note": "equivalent within +/-2%"}  # fmt: skip
+    assert "perform the same within ±2%" in verdict_sentence(same, "latency", 0.1, 2.0)
+    assert "90% CI" in verdict_sentence(same, "latency", 0.1, 2.0)
+    unsure = {**base, "delta_pct": 5.0, "ci_pct": [-3.0, 13.0], "verdict": "no-difference",
+              "note": "inconclusive: more samples needed"}  # fmt: skip
+    assert verdict_sentence(unsure, "throughput", 0.05, 2.0).startswith("No bet yet on b")
+    none = {**base, "delta_pct": None, "ci_pct": None, "verdict": "no-difference", "note": "x"}
+    assert "no estimate" in verdict_sentence(none, "latency", 0.05, 2.0)
+
+
+def test_markdown_verdict_table_is_the_same_everywhere(sqlite_runs: Runs) -> None:
+    results, rid = str(sqlite_runs.results), str(sqlite_runs.ids["six"])
+    doc = compare_runs(Store(sqlite_runs.results), [sqlite_runs.ids["six"]])
+    table = verdict_markdown(doc)
+    assert table.count("\n") == 2 + 5
+    for cmd in (
+        ["compare", "--format", "markdown"],
+        ["summary", "--format", "markdown"],
+        ["report", "--format", "markdown"],
+    ):
+        out = ok(*cmd, "--results", results, "--run", rid)
+        assert table in out, cmd
+
+
+def test_markdown_tables_are_aligned_plain_text() -> None:
+    text = markdown_table(
+        ["condition", "n", "note"],
+        [["a|b", 3, "x\x1b[31mred\x1b[0m"], ["日本", 12345, "two\nlines"]],
+        ["left", "right", "left"],
+    )
+    lines = text.splitlines()
+    assert lines[1] == "| --------- | ----: | --------- |"
+    assert "a\\|b" in lines[2] and "\x1b" not in text and "two lines" in lines[3]
+    # Every line is equally wide on a terminal (wide characters count twice).
+    assert len({len(line) + sum(1 for ch in line if ch in "日本") for line in lines}) == 1
+
+
+def test_strip_control_keeps_text_and_drops_escapes() -> None:
+    assert strip_control("a\x1b[1;31mb\x1b]0;title\x07c\x00d\te") == "abcd\te"
+
+
+def test_labels_with_markup_and_escapes_print_literally(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    rows = ["cond,sample,ms"]
+    for s in range(6):
+        for cond in ("[red]x", "esc\x1b[31mape"):
+            rows += [f"{cond},{s},{v:.3f}" for v in rng.gamma(5.0, 0.2, 20)]
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
+    results = str(tmp_path / "r.duckdb")
+    ok("import", "csv", str(tmp_path / "m.csv"), "--condition", "cond", "--value", "ms",
+       "--sample", "sample", "--results", results)  # fmt: skip
+    for fmt in ("table", "markdown"):
+        out = wannabet("compare", "--results", results, "--format", fmt)
+        assert out.returncode == 0, out.stderr
+        assert "[red]x" in out.stdout and "\x1b" not in out.stdout, fmt
+    md = ok("report", "--results", results, "--format", "markdown")
+    assert "[red]x" in md and "escape" in md and "\x1b" not in md
+
+
+def test_report_command_errors_are_one_line(sqlite_runs: Runs, tmp_path: Path) -> None:
+    proc = wannabet("report", "--results", str(sqlite_runs.results))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: command line: --output: the HTML report needs a file to go to; add -o report.html"
+    )
+    missing = tmp_path / "no" / "such" / "dir" / "r.html"
+    proc = wannabet("report", "--results", str(sqlite_runs.results), "-o", str(missing))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "cannot write" in proc.stderr
+
+
+def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
+    built = build_report(
+        Store(sqlite_runs.results),
+        [sqlite_runs.ids["two"]],
+        ReportOptions(bayes=BayesOptions(model="gamma", seed=1)),
+    )
+    assert "posterior" in built.charts
+    assert built.doc is not None
+    pair = built.doc["comparisons"][0]["bayes"]
+    lo, hi = pair["hdi_pct"]
+    # The HDI of the table is the one the analysis computed, and the shaded area lies in it.
+    assert f"[{lo:.2f}, {hi:.2f}]%" in built.html or f"[{lo:.1f}, {hi:.1f}]%" in built.html
+    parser = _Scripts()
+    parser.feed(built.html)
+    spec = json.loads(parser.scripts[built.charts.index("posterior")][1])
+    shaded = [r["change"] for d in spec["datasets"].values() for r in d if r["kind"] == "hdi"]
+    assert shaded and lo - 1e-6 <= min(shaded) and max(shaded) <= hi + 1e-6
+
+
+def test_unit_of_work_section_from_stored_statistics(sqlite_runs: Runs, tmp_path: Path) -> None:
+    from wannabet.analysis.unit_of_work import unit_of_work_for_run
+    from wannabet.render.summary import fmt_num
+
+    store = Store(sqlite_runs.results)
+    run_id = sqlite_runs.ids["two"]
+    built = build_report(store, [run_id])
+    assert "No database statistics were collected" not in built.html
+    assert "response-curve" in built.charts
+    table = built.html[built.html.index('id="unit-of-work-table"') :]
+    table = table[: table.index("</table>")]
+    # The table shows the analysis' own figures for every condition of the run.
+    for u in unit_of_work_for_run(store, run_id):
+        assert u.cpu_ms_per_unit is not None and u.response_ms_per_unit is not None
+        assert u.condition in table
+        assert fmt_num(u.cpu_ms_per_unit.mean) in table
+        assert fmt_num(u.response_ms_per_unit.mean) in table
+    # The curve marks where each condition ran.
+    parser = _Scripts()
+    parser.feed(built.html)
+    spec = json.loads(parser.scripts[built.charts.index("response-curve")][1])
+    layers = spec.get("layer", [])
+    assert [layer["mark"]["type"] for layer in layers] == ["line", "point"]
+
+    # An imported run has no database statistics, and says so.
+    times = tmp_path / "times.csv"
+    times.write_text("setting,ms\nA,1.0\nA,1.2\nB,2.0\nB,2.1\n")
+    results = tmp_path / "imported.duckdb"
+    ok(
+        "import",
+        "csv",
+        str(times),
+        "--condition",
+        "setting",
+        "--value",
+        "ms",
+        "--results",
+        str(results),
+    )
+    imported = build_report(Store(results))
+    assert "No database statistics were collected for this run." in imported.html
+    assert "response-curve" not in imported.charts
+
+
+def test_unit_of_work_section_from_supplied_rows(sqlite_runs: Runs) -> None:
+    store = Store(sqlite_runs.results)
+    uow = UnitOfWork(
+        rows=(
+            UnitOfWorkRow("synchronous=FULL", 950.0, 0.21, 0.74, 1.02, (("WALWrite", 0.5),)),
+            UnitOfWorkRow("synchronous=OFF", 9800.0, 0.08, 0.01, 0.1),
+        ),
+        curves=(
+            ResponseCurve("synchronous=FULL", [100.0, 500.0, 900.0], [1.0, 1.4, 5.0]),
+            ResponseCurve("synchronous=OFF", [100.0, 5000.0, 9000.0], [0.1, 0.2, 0.9]),
+        ),
+        unit="transaction",
+    )
+    built = build_report(store, [sqlite_runs.ids["two"]], unit_of_work=uow)
+    assert "No database statistics" not in built.html
+    assert "response-curve" in built.charts
+    assert "WALWrite 0.500 ms" in built.html and "9,800" in built.html
+
+
+def test_differing_environments_are_shown_prominently(sqlite_runs: Runs, tmp_path: Path) -> None:
+    import shutil
+
+    from wannabet.analysis.diagnostics import environment_differences
+    from wannabet.verdicts import flatten_environment
+
+    results = tmp_path / "copy.duckdb"
+    shutil.copy(sqlite_runs.results, results)
+    rows = ["cond,sample,ms"] + [f"imported,{s},{1 + 0.01 * k}" for s in range(4) for k in range(5)]
+    (tmp_path / "i.csv").write_text("\n".join(rows) + "\n")
+    ok("import", "csv", str(tmp_path / "i.csv"), "--condition", "cond", "--value", "ms",
+       "--sample", "sample", "--results", str(results))  # fmt: skip
+    store = Store(results)
+    native, imported = store.run(sqlite_runs.ids["one"]), store.run()
+    diff = environment_differences(
+        {f"run {r.run_id}": flatten_environment(r.environment or {}) for r in (native, imported)}
+    )
+    assert "server" in diff  # an imported CSV knows no server
+    html = build_report(store, [native.run_id, imported.run_id]).html
+    box = html[html.index('id="env-diff"') :].split("</div>")[0]
+    assert "different environments" in box
+    for key in diff:
+        assert f"<code>{key}</code>" in box
+    same = build_report(store, [native.run_id, sqlite_runs.ids["two"]]).html
+    native_diff = environment_differences(
+        {
+            f"run {r}": flatten_environment(store.run(r).environment or {})
+            for r in (native.run_id, sqlite_runs.ids["two"])
+        }
+    )
+    assert ('id="env-diff"' in same) == bool(native_diff)

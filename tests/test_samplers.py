@@ -1,0 +1,483 @@
+"""Per-sample statistics against real SQLite runs and the throwaway PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wannabet.analysis.unit_of_work import unit_of_work_for_run
+from wannabet.engine import NativeEngine, SampleRequest, SampleResult
+from wannabet.engine.base import Progress
+from wannabet.engine.fake import FakeEngine
+from wannabet.errors import AnalysisError
+from wannabet.runner import run_experiment, with_overrides
+from wannabet.samplers import Collector, Section, StatsOptions
+from wannabet.samplers.base import delta
+from wannabet.spec import load_experiment
+from wannabet.store import Store
+from wannabet.targets import Target, parse_target
+from wannabet.testing import ThrowawayPostgres
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+WAL_FLUSH = {"WALSync", "WALWrite", "WALWriteLock"}
+
+# One row per session: no lock waits between sessions, so what a commit waits for is the WAL.
+COMMIT_TOML = """
+name = "commit-waits"
+[setup]
+sql = '''
+DROP TABLE IF EXISTS counters;
+CREATE TABLE counters (id int PRIMARY KEY, n bigint NOT NULL);
+INSERT INTO counters SELECT i, 0 FROM generate_series(0, 7) i;
+'''
+[workload]
+sessions = 2
+[[workload.transactions]]
+name = "bump"
+script = '''
+UPDATE counters SET n = n + 1 WHERE id = :client_id;
+'''
+[[factors]]
+name = "synchronous_commit"
+levels = ["on", "off"]
+session_sql = "SET synchronous_commit = {level}"
+[sampling]
+samples = 3
+duration = "1.5s"
+warmup = "0.3s"
+"""
+
+
+def walk_numbers(doc: Any) -> Iterator[float]:
+    if isinstance(doc, bool):
+        return
+    if isinstance(doc, int | float):
+        yield doc
+    elif isinstance(doc, dict):
+        for v in doc.values():
+            yield from walk_numbers(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from walk_numbers(v)
+
+
+def stats_of(store: Store, run_id: int) -> list[dict[str, Any]]:
+    return [json.loads(s["stats"]) | {"_condition": s["condition"]} for s in store.samples(run_id)]
+
+
+# -- pure parts ---------------------------------------------------------------------------
+
+
+def test_a_counter_that_goes_backwards_yields_no_delta() -> None:
+    ok, negative = delta({"a": 1, "b": 2.5, "s": "x"}, {"a": 4, "b": 3.0, "s": "y"})
+    assert ok == {"a": 3, "b": 0.5} and negative == []
+    none, negative = delta({"a": 10, "b": 1}, {"a": 2, "b": 5})
+    assert none == {} and negative == ["a"]
+
+
+class _Broken:
+    name = "broken"
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def start(self) -> None:
+        if self.where == "start":
+            raise PermissionError("permission denied for view pg_stat_wal")
+
+    def stop(self, result: SampleResult) -> Section:
+        if self.where == "stop":
+            raise RuntimeError("view missing")
+        return Section("broken", {"x": 1})
+
+    def close(self) -> None:
+        raise RuntimeError("close fails too")
+
+
+def test_a_failing_sampler_becomes_a_warning(tmp_path: Path) -> None:
+    collector = Collector([_Broken("start"), _Broken("stop"), _Broken("never")])
+    collector.start()
+    doc = collector.stop(_fake_result()).to_json()
+    assert doc["warnings"] == [
+        "broken: permission denied for view pg_stat_wal",
+        "broken: view missing",
+    ]
+    assert doc["broken"] == {"x": 1} and doc["valid"] is True
+    collector.close()  # a failing close is swallowed
+
+
+def _fake_result() -> SampleResult:
+    return FakeEngine().run_sample(
+        Target("sqlite", "sqlite:///x"),
+        SampleRequest(
+            program=_program(),
+            sessions=1,
+            session_sql=(),
+            duration_ns=0,
+            max_transactions=5,
+            seed=1,
+        ),
+    )
+
+
+def _program() -> Any:
+    from wannabet.engine import compile_program
+
+    exp = load_experiment(EXAMPLES / "sqlite-synchronous.toml")
+    return compile_program(exp.workload, "qmark")
+
+
+def test_failure_messages_are_scrubbed() -> None:
+    class Leaky(_Broken):
+        def start(self) -> None:
+            raise RuntimeError("cannot connect to postgresql://u:s3cret@db/x: refused")
+
+    collector = Collector([Leaky("start")], scrub=lambda t: t.replace("s3cret", "***"))
+    collector.start()
+    doc = collector.stop(_fake_result()).to_json()
+    assert doc["warnings"] == ["broken: cannot connect to postgresql://u:***@db/x: refused"]
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("postgresql://u@127.0.0.1:5432/d", True),
+        ("postgresql://u@localhost/d", True),
+        ("postgresql://u@[::1]:5432/d", True),
+        ("postgresql:///d?host=/var/run/postgresql", True),
+        ("postgresql://u@db.example.com/d", False),
+        ("postgresql://u@10.0.0.7:5432/d", False),
+    ],
+)
+def test_only_loopback_and_socket_hosts_count_as_local(url: str, local: bool) -> None:
+    from wannabet.samplers.postgres import is_local_host
+
+    assert is_local_host(Target("postgresql", url)) is local
+
+
+def test_stats_options_are_validated() -> None:
+    with pytest.raises(ValueError, match="between 10ms and 50ms"):
+        StatsOptions(wait_interval_s=0.005)
+    with pytest.raises(ValueError, match="at least 1"):
+        StatsOptions(server_cores=0)
+
+
+# -- SQLite -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sqlite_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, int]:
+    tmp = tmp_path_factory.mktemp("sqlite-stats")
+    exp = with_overrides(
+        load_experiment(EXAMPLES / "sqlite-synchronous.toml"),
+        samples=2,
+        duration_s=0.6,
+        warmup_s=0.1,
+    )
+    store = Store(tmp / "r.duckdb")
+    target = parse_target(f"sqlite:///{tmp / 'bench.sqlite'}")
+    out = run_experiment(exp, target=target, store=store, engine=NativeEngine())
+    return store, out.run_id
+
+
+def test_sqlite_samples_carry_cpu_and_io(sqlite_run: tuple[Store, int]) -> None:
+    store, run_id = sqlite_run
+    docs = stats_of(store, run_id)
+    assert len(docs) == 6
+    for doc in docs:
+        assert doc["valid"] is True, doc
+        eng, proc = doc["engine"], doc["client_process"]
+        assert eng["cpu_s"] > 0 and len(eng["session_cpu_s"]) == 2
+        assert eng["cache_hit"] > 0 and eng["cache_write"] > 0
+        assert proc["cpu_s"] > 0 and proc["write_calls"] > 0
+        assert proc["read_bytes"] is not None and proc["write_bytes"] is not None
+        assert proc["fsync_calls"] is None  # not measurable: unknown, not zero
+        # The engine's threads are part of the process: their CPU cannot exceed it.
+        assert eng["cpu_s"] <= proc["cpu_s"] * 1.05 + 0.01
+    units = unit_of_work_for_run(store, run_id)
+    assert {u.condition for u in units} == {
+        "synchronous=FULL",
+        "synchronous=NORMAL",
+        "synchronous=OFF",
+    }
+    for u in units:
+        assert u.cpu_source == "engine threads"
+        assert u.cpu_ms_per_unit and u.wait_ms_per_unit and u.response_ms_per_unit
+        assert u.cpu_ms_per_unit.mean > 0
+        assert u.io_per_unit["write_calls"].mean > 0 and "write_bytes" in u.io_per_unit
+        assert u.response_ms_per_unit.mean == pytest.approx(
+            u.cpu_ms_per_unit.mean + u.wait_ms_per_unit.mean
+        )
+        assert u.server_check is None
+
+
+def test_a_transaction_type_can_be_the_unit(sqlite_run: tuple[Store, int]) -> None:
+    store, run_id = sqlite_run
+    commits = {u.condition: u for u in unit_of_work_for_run(store, run_id)}
+    updates = {u.condition: u for u in unit_of_work_for_run(store, run_id, "update")}
+    reads = {u.condition: u for u in unit_of_work_for_run(store, run_id, "read")}
+    for label, c in commits.items():
+        u, r = updates[label], reads[label]
+        assert u.unit == "update" and r.unit == "read"
+        assert c.units_per_s and u.units_per_s and r.units_per_s
+        # Every committed transaction is an update or a read, sample by sample.
+        assert u.units_per_s.mean + r.units_per_s.mean == pytest.approx(c.units_per_s.mean)
+        # The same CPU charged to fewer units (weights 3:1): more per unit.
+        assert u.cpu_ms_per_unit and c.cpu_ms_per_unit
+        assert u.cpu_ms_per_unit.mean > c.cpu_ms_per_unit.mean
+    with pytest.raises(AnalysisError, match=r"'nope' is not a transaction type.*read, update"):
+        unit_of_work_for_run(store, run_id, "nope")
+
+
+def test_summary_json_gains_unit_of_work(sqlite_run: tuple[Store, int], tmp_path: Path) -> None:
+    store, run_id = sqlite_run
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wannabet",
+            "summary",
+            "--results",
+            str(store.path),
+            "--run",
+            str(run_id),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for cond in json.loads(proc.stdout)["conditions"]:
+        uow = cond["unit_of_work"]
+        assert uow["unit"] == "commit"
+        for key in ("units_per_s", "cpu_ms_per_unit", "wait_ms_per_unit", "response_ms_per_unit"):
+            assert uow[key] > 0
+        assert isinstance(uow["top_waits"], list)
+        assert cond["server_check"] == {"engine_commits": None, "server_commits": None}
+
+
+def test_summary_markdown_has_the_unit_of_work_table(sqlite_run: tuple[Store, int]) -> None:
+    store, run_id = sqlite_run
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "wannabet",
+            "summary",
+            "--results",
+            str(store.path),
+            "--run",
+            str(run_id),
+            "--format",
+            "markdown",
+            "--unit",
+            "update",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "**Unit of work** (per update, mean of samples)" in proc.stdout
+    for label in ("synchronous=FULL", "synchronous=NORMAL", "synchronous=OFF"):
+        assert f"| {label} | " in proc.stdout
+
+
+def test_no_stats_stores_none_and_a_bad_interval_is_refused(tmp_path: Path) -> None:
+    results = tmp_path / "r.duckdb"
+    base = [
+        sys.executable,
+        "-m",
+        "wannabet",
+        "run",
+        str(EXAMPLES / "sqlite-synchronous.toml"),
+        "--results",
+        str(results),
+        "--samples",
+        "1",
+        "--duration",
+        "0.2s",
+        "--warmup",
+        "0s",
+    ]
+    proc = subprocess.run(
+        [*base, "--stats-interval", "5ms"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 2
+    assert "--stats-interval" in proc.stderr and "between 10ms and 50ms" in proc.stderr
+    proc = subprocess.run(
+        [*base, "--no-stats"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    store = Store(results)
+    assert all(json.loads(s["stats"]) == {} for s in store.samples(store.run().run_id))
+    assert unit_of_work_for_run(store, store.run().run_id) == []
+
+
+# -- PostgreSQL ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def commit_run(
+    postgres: ThrowawayPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Store, int]:
+    tmp = tmp_path_factory.mktemp("pg-stats")
+    (tmp / "exp.toml").write_text(COMMIT_TOML)
+    store = Store(tmp / "r.duckdb")
+    out = run_experiment(
+        load_experiment(tmp / "exp.toml"),
+        target=parse_target(postgres.url),
+        store=store,
+        engine=NativeEngine(),
+    )
+    return store, out.run_id
+
+
+@pytest.mark.postgres
+def test_server_commits_match_the_engine(commit_run: tuple[Store, int]) -> None:
+    store, run_id = commit_run
+    for doc in stats_of(store, run_id):
+        pg = doc["postgres"]
+        assert doc["valid"] is True and doc["warnings"] == [], doc["warnings"]
+        assert pg["commits_check_reliable"] is True
+        assert pg["engine_commits"] > doc["engine"]["committed"]  # setup transactions count
+        assert abs(pg["server_commits"] - pg["engine_commits"]) <= 0.01 * pg["engine_commits"]
+        assert pg["local"] is True and pg["cpu_s"] > 0 and pg["cores"] >= 1
+        assert pg["waits"]["polls"] > 10 and pg["waits"]["error"] is None
+        # Both sessions are found by their application_name, the sampler's own backend is not.
+        assert 1.5 < pg["waits"]["mean_sessions"] <= 2.0
+        assert pg["wal"]["wal_records"] > 0 and "blks_hit" in pg["database"]
+    for u in unit_of_work_for_run(store, run_id):
+        assert u.server_check is not None and u.server_check.ok, u.server_check
+        assert u.server_check.samples == 3
+
+
+@pytest.mark.postgres
+def test_synchronous_commit_off_waits_less_per_commit(commit_run: tuple[Store, int]) -> None:
+    store, run_id = commit_run
+    units = {u.condition: u for u in unit_of_work_for_run(store, run_id)}
+    on, off = units["synchronous_commit=on"], units["synchronous_commit=off"]
+    for u in (on, off):
+        assert u.cpu_ms_per_unit and u.wait_ms_per_unit and u.response_ms_per_unit
+        assert u.response_ms_per_unit.mean == pytest.approx(
+            u.cpu_ms_per_unit.mean + u.wait_ms_per_unit.mean
+        )
+        assert u.curve is not None and len(u.curve.units_per_s) == len(u.curve.response_ms)
+        assert u.io_per_unit["wal_bytes"].mean > 0
+    assert on.wait_ms_per_unit and off.wait_ms_per_unit
+    assert off.wait_ms_per_unit.mean < 0.5 * on.wait_ms_per_unit.mean
+    assert on.top_waits and on.top_waits[0].event in WAL_FLUSH, on.top_waits
+    flush_off = sum(w.ms_per_unit for w in off.top_waits if w.event in WAL_FLUSH)
+    flush_on = sum(w.ms_per_unit for w in on.top_waits if w.event in WAL_FLUSH)
+    assert flush_off < 0.25 * flush_on
+
+
+class _ResetsStatistics:
+    """A real engine that has pg_stat_reset() run in the middle of one chosen sample."""
+
+    def __init__(self, engine: NativeEngine, at_sample: int) -> None:
+        self._engine = engine
+        self._at = at_sample
+        self._n = 0
+        self.application_name = engine.application_name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def run_sample(
+        self, target: Target, request: SampleRequest, progress: Progress | None = None
+    ) -> SampleResult:
+        timer = None
+        if self._n == self._at:
+            timer = threading.Timer(0.4, self._engine.execute, (target, "SELECT pg_stat_reset()"))
+            timer.start()
+        self._n += 1
+        try:
+            return self._engine.run_sample(target, request, progress)
+        finally:
+            if timer is not None:
+                timer.join()
+
+
+@pytest.mark.postgres
+def test_a_statistics_reset_mid_sample_invalidates_that_sample(
+    postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    (tmp_path / "exp.toml").write_text(COMMIT_TOML)
+    exp = with_overrides(load_experiment(tmp_path / "exp.toml"), samples=2, duration_s=1.0)
+    store = Store(tmp_path / "r.duckdb")
+    out = run_experiment(
+        exp,
+        target=parse_target(postgres.url),
+        store=store,
+        engine=_ResetsStatistics(NativeEngine(), at_sample=1),  # type: ignore[arg-type]
+    )
+    docs = [json.loads(s["stats"]) for s in store.samples(out.run_id)]
+    assert [d["valid"] for d in docs] == [True, False, True, True]
+    assert any("reset" in r for r in docs[1]["invalid"])
+    assert docs[1]["postgres"]["server_commits"] is None
+    assert docs[1]["postgres"]["database"] == {}
+    for d in docs:
+        assert all(v >= 0 for v in walk_numbers(d)), d
+    by = {u.condition: u for u in unit_of_work_for_run(store, out.run_id)}
+    assert sorted(u.valid_samples for u in by.values()) == [1, 2]
+
+
+@pytest.mark.postgres
+def test_a_sampler_without_permission_degrades_to_a_warning(
+    postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    postgres.psql(
+        "CREATE ROLE limited LOGIN PASSWORD 'limited-pw';"
+        " GRANT CREATE ON SCHEMA public TO limited;"
+        " REVOKE SELECT ON pg_stat_bgwriter FROM PUBLIC;"
+    )
+    try:
+        (tmp_path / "exp.toml").write_text(COMMIT_TOML.replace("counters", "counters_limited"))
+        exp = with_overrides(load_experiment(tmp_path / "exp.toml"), samples=1, duration_s=0.5)
+        url = f"postgresql://limited:limited-pw@127.0.0.1:{postgres.port}/{postgres.database}"
+        store = Store(tmp_path / "r.duckdb")
+        out = run_experiment(exp, target=parse_target(url), store=store, engine=NativeEngine())
+        assert out.status == "complete"
+        docs = [json.loads(s["stats"]) for s in store.samples(out.run_id)]
+        for d in docs:
+            assert any("bgwriter" in w and "permission denied" in w for w in d["warnings"]), d
+            assert "limited-pw" not in json.dumps(d)
+            assert d["postgres"]["database"]["xact_commit"] > 0  # the rest still measured
+    finally:
+        postgres.psql(
+            "DROP TABLE IF EXISTS counters_limited; REVOKE CREATE ON SCHEMA public FROM limited;"
+            " DROP ROLE limited; GRANT SELECT ON pg_stat_bgwriter TO PUBLIC;"
+        )
+
+
+@pytest.mark.postgres
+def test_pg_stat_statements_deltas_when_installed(tmp_path: Path) -> None:
+    server = ThrowawayPostgres(settings={"shared_preload_libraries": "pg_stat_statements"})
+    with server:
+        server.psql("CREATE EXTENSION pg_stat_statements")
+        (tmp_path / "exp.toml").write_text(COMMIT_TOML)
+        exp = with_overrides(load_experiment(tmp_path / "exp.toml"), samples=1, duration_s=0.5)
+        store = Store(tmp_path / "r.duckdb")
+        out = run_experiment(
+            exp, target=parse_target(server.url), store=store, engine=NativeEngine()
+        )
+        for doc in stats_of(store, out.run_id):
+            assert doc["warnings"] == []
+            statements = doc["postgres"]["statements"]
+            bump = [s for s in statements if s["query"].startswith("UPDATE counters")]
+            assert len(bump) == 1
+            # Every committed UPDATE ran once; calls is a delta, so earlier samples are not in it.
+            assert bump[0]["calls"] == doc["engine"]["committed"]
+            assert bump[0]["total_exec_ms"] > 0

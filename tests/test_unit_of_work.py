@@ -1,0 +1,217 @@
+"""Unit-of-work analysis: Erlang C against published and independently computed values, the
+t intervals against SciPy and by simulation, and the per-condition figures on stored statistics."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from wannabet.analysis.unit_of_work import (
+    erlang_c,
+    mmm_response_ms,
+    response_curve,
+    t_estimate,
+    unit_of_work,
+    unit_of_work_from_samples,
+)
+
+
+def erlang_c_by_sum(m: int, a: float) -> float:
+    """The textbook closed form (Kleinrock 1975, eq. 3.42), summed directly."""
+    top = a**m / math.factorial(m) * m / (m - a)
+    return top / (sum(a**k / math.factorial(k) for k in range(m)) + top)
+
+
+@pytest.mark.parametrize(
+    ("m", "a", "published"),
+    [
+        (1, 0.5, 0.5),  # M/M/1: P(wait) = rho
+        (2, 1.0, 1 / 3),  # two servers at rho = 0.5
+        (10, 8.0, 0.4092),  # Erlang C table, 10 agents, 8 Erlangs
+    ],
+)
+def test_erlang_c_matches_published_values(m: int, a: float, published: float) -> None:
+    assert erlang_c(m, a) == pytest.approx(published, abs=5e-5)
+
+
+@given(m=st.integers(1, 40), rho=st.floats(0.0, 0.99))
+def test_erlang_c_matches_the_closed_form(m: int, rho: float) -> None:
+    a = rho * m
+    assert erlang_c(m, a) == pytest.approx(erlang_c_by_sum(m, a), rel=1e-9, abs=1e-12)
+
+
+def test_mm1_response_time_is_service_over_idle_fraction() -> None:
+    # M/M/1: R = S / (1 - rho); S = 2 ms, lambda = 300/s -> rho = 0.6, R = 5 ms.
+    assert mmm_response_ms(2.0, 1, 300.0) == pytest.approx(5.0)
+    assert mmm_response_ms(2.0, 1, 500.0) == math.inf
+    with pytest.raises(ValueError, match="m must be"):
+        erlang_c(0, 0.1)
+
+
+def test_the_curve_starts_at_service_plus_wait_and_rises() -> None:
+    curve = response_curve(1.0, 0.5, 2, 500.0, 1.6)
+    assert curve is not None
+    assert curve.response_ms[0] == pytest.approx(1.5)
+    assert np.all(np.diff(curve.response_ms) > 0)
+    assert curve.capacity_units_per_s == pytest.approx(2000.0)
+    assert curve.units_per_s[-1] < curve.capacity_units_per_s
+
+
+def test_t_estimate_matches_scipy() -> None:
+    x = np.random.default_rng(3).normal(10, 2, 12)
+    est = t_estimate(x)
+    assert est is not None
+    low, high = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert (est.low, est.high) == pytest.approx((low, high))
+    one = t_estimate([4.0])
+    assert one is not None and one.low is None and one.mean == 4.0
+    assert t_estimate([]) is None
+
+
+def test_t_estimate_covers_the_mean_at_its_nominal_rate() -> None:
+    rng = np.random.default_rng(11)
+    hits = 0
+    reps = 4000
+    for _ in range(reps):
+        est = t_estimate(rng.normal(5.0, 1.0, 8))
+        assert est is not None and est.low is not None and est.high is not None
+        hits += est.low <= 5.0 <= est.high
+    # 95% nominal; the binomial sd at 4000 reps is 0.34%.
+    assert 0.94 <= hits / reps <= 0.96
+
+
+def pg_sample(
+    units: int,
+    cpu_s: float | None,
+    wait_s: float,
+    *,
+    valid: bool = True,
+    server: int | None = None,
+    events: list[tuple[str, str, float]] | None = None,
+    cores: int | None = 2,
+) -> dict[str, Any]:
+    events = events or [("IO", "WALSync", wait_s)]
+    return {
+        "valid": valid,
+        "engine": {"committed": units, "elapsed_s": 2.0, "cpu_s": 0.1, "busy_s": 3.0},
+        "postgres": {
+            "cpu_s": cpu_s,
+            "cores": cores,
+            "elapsed_s": 2.0,
+            "database": {"active_time": 1000.0 * (wait_s + (cpu_s or 0))},
+            "waits": {
+                "polls": 100,
+                "wait_s": wait_s,
+                "events": [{"type": t, "event": e, "wait_s": w} for t, e, w in events],
+            },
+            "engine_commits": units + 10,
+            "server_commits": units + 10 if server is None else server,
+            "commits_check_reliable": True,
+        },
+    }
+
+
+def test_unit_of_work_of_postgres_samples() -> None:
+    samples = [pg_sample(1000, 0.5, 1.0), pg_sample(2000, 0.8, 1.6)]
+    u = unit_of_work("on", samples)
+    assert u.units_per_s is not None and u.units_per_s.mean == pytest.approx(750.0)
+    assert u.cpu_ms_per_unit is not None and u.cpu_ms_per_unit.mean == pytest.approx(0.45)
+    assert u.wait_ms_per_unit is not None and u.wait_ms_per_unit.mean == pytest.approx(0.9)
+    assert u.response_ms_per_unit is not None
+    assert u.response_ms_per_unit.mean == pytest.approx(1.35)
+    assert u.utilization is not None and u.utilization.mean == pytest.approx((0.125 + 0.2) / 2)
+    assert [w.event for w in u.top_waits] == ["WALSync"]
+    assert u.top_waits[0].ms_per_unit == pytest.approx(2600.0 / 3000)
+    assert u.server_check is not None and u.server_check.ok
+    assert u.curve is not None and u.curve.cores == 2
+    d = u.to_dict()
+    assert set(d) >= {
+        "unit",
+        "units_per_s",
+        "cpu_ms_per_unit",
+        "wait_ms_per_unit",
+        "response_ms_per_unit",
+        "top_waits",
+    }
+
+
+def test_invalid_samples_are_left_out_and_said_so() -> None:
+    samples = [pg_sample(1000, 0.5, 1.0), pg_sample(1000, 5.0, 9.0, valid=False)]
+    u = unit_of_work("c", samples)
+    assert u.valid_samples == 1
+    assert u.cpu_ms_per_unit is not None and u.cpu_ms_per_unit.mean == pytest.approx(0.5)
+    assert any("invalid statistics" in n for n in u.notes)
+
+
+def test_a_commit_mismatch_over_one_percent_is_flagged() -> None:
+    ok = unit_of_work("c", [pg_sample(1000, 0.5, 1.0, server=1015)])
+    assert ok.server_check is not None and ok.server_check.ok
+    bad = unit_of_work("c", [pg_sample(1000, 0.5, 1.0, server=1030)])
+    assert bad.server_check is not None and bad.server_check.ok is False
+    assert any("commits" in n for n in bad.notes)
+
+
+def test_a_remote_server_has_no_cpu_and_no_curve() -> None:
+    u = unit_of_work("c", [pg_sample(1000, None, 1.0, cores=None)])
+    assert u.cpu_ms_per_unit is None and u.response_ms_per_unit is None and u.curve is None
+    assert u.wait_ms_per_unit is not None
+    assert any("CPU is unknown" in n for n in u.notes)
+
+
+def test_sampler_warnings_reach_the_notes_once() -> None:
+    a, b = pg_sample(1000, 0.5, 1.0), pg_sample(1000, 0.5, 1.0)
+    for doc in (a, b):
+        doc["warnings"] = ["postgres: bgwriter is not available: permission denied"]
+    u = unit_of_work("c", [a, b])
+    assert u.notes == ("statistics: postgres: bgwriter is not available: permission denied",)
+
+
+def test_postgres_without_its_sampler_claims_no_cpu_or_wait() -> None:
+    doc = pg_sample(1000, 0.5, 1.0)
+    del doc["postgres"]
+    doc["engine"]["server_commits"] = 1010
+    doc["warnings"] = ["postgres: cannot open a statistics connection: too many clients"]
+    u = unit_of_work("c", [doc])
+    assert u.cpu_ms_per_unit is None and u.wait_ms_per_unit is None
+    assert u.engine_cpu_ms_per_unit is not None  # the client side is still measured
+    assert any("too many clients" in n for n in u.notes)
+
+
+def test_sqlite_wait_is_busy_time_minus_cpu() -> None:
+    doc = {
+        "valid": True,
+        "engine": {"committed": 500, "elapsed_s": 1.0, "cpu_s": 0.4, "busy_s": 1.4},
+        "client_process": {"cores": 2},
+    }
+    (u,) = unit_of_work_from_samples([{"condition": "OFF", "stats": doc}, {"condition": "x"}])
+    assert u.cpu_source == "engine threads"
+    assert u.cpu_ms_per_unit is not None and u.cpu_ms_per_unit.mean == pytest.approx(0.8)
+    assert u.wait_ms_per_unit is not None and u.wait_ms_per_unit.mean == pytest.approx(2.0)
+    assert u.utilization is not None and u.utilization.mean == pytest.approx(0.2)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 10**6), st.floats(0.0, 100.0), st.floats(0.0, 100.0)),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_response_is_cpu_plus_wait_and_intervals_hold_their_means(
+    rows: list[tuple[int, float, float]],
+) -> None:
+    u = unit_of_work("c", [pg_sample(n, c, w) for n, c, w in rows])
+    assert u.cpu_ms_per_unit and u.wait_ms_per_unit and u.response_ms_per_unit
+    assert u.response_ms_per_unit.mean == pytest.approx(
+        u.cpu_ms_per_unit.mean + u.wait_ms_per_unit.mean, rel=1e-9, abs=1e-12
+    )
+    for est in (u.cpu_ms_per_unit, u.wait_ms_per_unit, u.response_ms_per_unit):
+        if est.low is not None and est.high is not None:
+            assert est.low <= est.mean + 1e-9 and est.mean <= est.high + 1e-9
