@@ -13,6 +13,10 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from wannabet.analysis.unit_of_work import (
+    ResponseCurve,
+    ServerCheck,
+    UnitOfWork,
+    calibrated_curve,
     erlang_c,
     mmm_response_ms,
     response_curve,
@@ -165,7 +169,7 @@ def test_a_remote_server_has_no_cpu_and_no_curve() -> None:
 
 
 def test_sampler_warnings_reach_the_notes_once() -> None:
-    a, b = pg_sample(1000, 0.5, 1.0), pg_sample(1000, 0.5, 1.0)
+    a, b = pg_sample(1000, 1.0, 0.5), pg_sample(1000, 1.0, 0.5)
     for doc in (a, b):
         doc["warnings"] = ["postgres: bgwriter is not available: permission denied"]
     u = unit_of_work("c", [a, b])
@@ -215,3 +219,134 @@ def test_response_is_cpu_plus_wait_and_intervals_hold_their_means(
     for est in (u.cpu_ms_per_unit, u.wait_ms_per_unit, u.response_ms_per_unit):
         if est.low is not None and est.high is not None:
             assert est.low <= est.mean + 1e-9 and est.mean <= est.high + 1e-9
+
+
+# -- the curve through the measured point, utilization, and the server count --------------
+
+
+def test_the_curve_passes_through_the_measured_point() -> None:
+    # S = 0.5 ms, 2 cores, λ = 500/s: the M/M/2 CPU part alone is below the measured 1.5 ms.
+    u = unit_of_work("c", [pg_sample(1000, 0.5, 1.0), pg_sample(1000, 0.5, 1.0)])
+    c = u.curve
+    assert c is not None and u.units_per_s is not None and u.response_ms_per_unit is not None
+    assert c.operating_units_per_s == pytest.approx(u.units_per_s.mean)
+    assert c.operating_response_ms == pytest.approx(u.response_ms_per_unit.mean)
+    assert c.response_at(c.operating_units_per_s) == pytest.approx(c.operating_response_ms)
+    # The fixed wait is what the CPU model leaves of the measured response, not the raw wait.
+    assert c.wait_ms == pytest.approx(1.5 - mmm_response_ms(0.5, 2, 500.0))
+    assert c.wait_ms < u.wait_ms_per_unit.mean  # type: ignore[union-attr]
+
+
+def test_a_point_below_the_cpu_model_is_drawn_on_the_curve_and_noted() -> None:
+    # M/M/1, S = 2 ms at 300/s: the model says 5 ms, the measurement 3 ms.
+    curve, note = calibrated_curve(2.0, 3.0, 1, 300.0)
+    assert curve is not None and curve.wait_ms == 0.0
+    assert curve.operating_response_ms == pytest.approx(5.0)
+    assert note is not None and "model's value" in note
+    none, why = calibrated_curve(2.0, 3.0, 1, 600.0)
+    assert none is None and why is not None and "capacity" in why
+
+
+def test_utilization_uses_the_window_of_lambda() -> None:
+    doc = pg_sample(1000, 0.5, 0.2)
+    doc["postgres"]["elapsed_s"] = 2.6  # the sampler's window includes its own set-up
+    u = unit_of_work("c", [doc])
+    assert u.utilization is not None and u.units_per_s and u.cpu_ms_per_unit
+    # λ·S/m with λ = 1000 / 2.0 s, S = 0.5 ms, m = 2
+    assert u.utilization.mean == pytest.approx(500.0 * 0.5e-3 / 2)
+    assert u.utilization.mean == pytest.approx(
+        u.units_per_s.mean * u.cpu_ms_per_unit.mean / 1000.0 / 2
+    )
+
+
+def test_wait_above_cpu_notes_that_the_curve_does_not_model_the_io_limit() -> None:
+    assert any("not the CPU" in n for n in unit_of_work("c", [pg_sample(1000, 0.2, 1.0)]).notes)
+    assert not any("not the CPU" in n for n in unit_of_work("c", [pg_sample(1000, 1.0, 0.2)]).notes)
+
+
+def sqlite_doc(cache_write: int) -> dict[str, Any]:
+    return {
+        "valid": True,
+        "engine": {
+            "committed": 500,
+            "elapsed_s": 1.0,
+            "cpu_s": 0.4,
+            "busy_s": 1.4,
+            "cache_write": cache_write,
+        },
+        "client_process": {"cores": 4},
+    }
+
+
+def test_sqlite_units_that_write_get_one_server() -> None:
+    writes = unit_of_work("c", [sqlite_doc(120)])
+    reads = unit_of_work("c", [sqlite_doc(0)])
+    assert writes.curve is not None and writes.curve.cores == 1
+    assert any("one writer" in n for n in writes.notes)
+    assert reads.curve is not None and reads.curve.cores == 4
+
+
+# -- means over the same samples, top waits, the commit check ------------------------------
+
+
+def test_cpu_wait_and_response_are_means_over_the_same_samples() -> None:
+    full = pg_sample(1000, 1.0, 0.5)
+    no_waits = pg_sample(1000, 3.0, 0.0)
+    no_waits["postgres"]["waits"] = {"polls": 0, "wait_s": None, "events": []}
+    u = unit_of_work("c", [full, no_waits])
+    assert u.cpu_ms_per_unit and u.wait_ms_per_unit and u.response_ms_per_unit
+    assert u.cpu_ms_per_unit.mean == pytest.approx(1.0)  # not (1 + 3) / 2
+    assert u.response_ms_per_unit.mean == pytest.approx(
+        u.cpu_ms_per_unit.mean + u.wait_ms_per_unit.mean
+    )
+    # ms per unit of an event divides by the units of the samples that sampled waits.
+    assert u.top_waits[0].ms_per_unit == pytest.approx(0.5)
+
+
+def test_the_commit_check_flags_a_bad_sample_even_when_the_sums_cancel() -> None:
+    high, low = pg_sample(1000, 1.0, 0.5, server=1061), pg_sample(1000, 1.0, 0.5, server=959)
+    u = unit_of_work("c", [high, low])
+    check = u.server_check
+    assert check is not None and check.mismatch is not None and check.mismatch < 0.01
+    assert check.worst_sample_mismatch == pytest.approx(51 / 1010)
+    assert check.ok is False
+    assert ServerCheck(100, 100, 1, worst_sample_mismatch=0.0).ok is True
+
+
+def _unit_with(check: ServerCheck | None, curve: ResponseCurve | None) -> UnitOfWork:
+    return UnitOfWork(
+        condition="on",
+        unit="commit",
+        samples=2,
+        valid_samples=2,
+        units_per_s=None,
+        cpu_ms_per_unit=None,
+        wait_ms_per_unit=None,
+        response_ms_per_unit=None,
+        utilization=None,
+        top_waits=(),
+        cpu_source="server processes (/proc)",
+        wait_source="sampled wait events",
+        server_check=check,
+        curve=curve,
+    )
+
+
+def test_summary_puts_a_commit_mismatch_first() -> None:
+    from wannabet.render.summary import unit_of_work_warnings
+
+    bad = _unit_with(ServerCheck(1000, 1000, 2, worst_sample_mismatch=0.05), None)
+    good = _unit_with(ServerCheck(1000, 1005, 2, worst_sample_mismatch=0.005), None)
+    (line,) = unit_of_work_warnings([bad, good])
+    assert line.startswith("COMMIT MISMATCH on: engine 1000, server 1000")
+    assert "worst sample 5.0%" in line and "limit 1%" in line
+
+
+def test_curve_lines_state_capacity_and_the_cost_of_more_arrivals() -> None:
+    from wannabet.render.summary import curve_lines
+
+    # M/M/1 with S = 2 ms at 250/s (50%): R(1.5λ = 375/s) = 2 / (1 − 0.75) = 8 ms; 2λ saturates.
+    curve = response_curve(2.0, 0.0, 1, 250.0, 4.0)
+    (line,) = curve_lines([_unit_with(None, curve), _unit_with(None, None)])
+    assert "M/M/1 with S = 2.00 ms" in line and "capacity 500.0/s" in line and "(50%)" in line
+    assert "1.5× λ → 8.00 ms" in line and "2× λ → saturated" in line

@@ -127,7 +127,11 @@ def run(
     ] = "50ms",
     server_cores: Annotated[
         int | None,
-        typer.Option(help="CPU cores of a remote database server (for utilization).", min=1),
+        typer.Option(
+            help="CPU cores of the database server (for utilization and the response-time"
+            " curve); overrides the cores a local server may use.",
+            min=1,
+        ),
     ] = None,
 ) -> None:
     """Run an experiment and store every transaction."""
@@ -718,6 +722,12 @@ def report(
         ),
         html=output is ReportFormat.html,
     )
+    if output is ReportFormat.markdown and built.doc is None:
+        from wannabet.errors import AnalysisError
+
+        # Only a verdict table was asked for: fail as `compare` does (the page would still
+        # have shown the rest).
+        raise AnalysisError(built.problem or "nothing to compare")
     text = built.html if output is ReportFormat.html else built.markdown
     if output_file is None:
         sys.stdout.write(text)

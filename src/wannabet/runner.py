@@ -222,15 +222,21 @@ def run_experiment(
                     max_tries=workload.max_tries,
                     rate=workload.rate or 0.0,
                 )
-                if collector is not None:
-                    collector.start()
                 try:
+                    if collector is not None:
+                        # The samplers' wait loops give up on Ctrl-C instead of delaying it.
+                        collector.start(interrupt.interrupted)
+                    interrupt.check()
                     result = engine.run_sample(target, request, progress)
                 except BaseException:
                     if collector is not None:
                         collector.abandon()
                     raise
-                stats = collector.stop(result).to_json() if collector is not None else None
+                stats = (
+                    collector.stop(result, interrupt.interrupted).to_json()
+                    if collector is not None
+                    else None
+                )
                 if stats is not None and "engine" in stats:
                     # Per transaction type, so a type can be the unit of work.
                     committed = result.columns["txn_type"][result.columns["status"] == 0]
@@ -294,6 +300,9 @@ class _Interrupt:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
+
+    def interrupted(self) -> bool:
+        return self.requested
 
     def check(self) -> None:
         if self.requested:

@@ -6,9 +6,11 @@ chromium driven by selenium. The screenshots are kept in test-artifacts/.
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,6 +24,16 @@ def report(results: Path, out: Path, *runs: int) -> Path:
     args = [arg for r in runs for arg in ("--run", str(r))]
     ok("report", "--results", str(results), *args, "-o", str(out))
     return out
+
+
+def spec_of(page: Page, key: str) -> dict[str, Any]:
+    """The Vega-Lite spec of the chart whose data-key is ``key``, as the page holds it."""
+    (chart,) = [c for c in page.charts if c["key"] == key]
+    text = page.driver.execute_script(
+        "return document.getElementById(arguments[0] + '-spec').textContent", chart["id"]
+    )
+    spec: dict[str, Any] = json.loads(text)
+    return spec
 
 
 def assert_rendered(page: Page, expected: set[str]) -> None:
@@ -44,6 +56,8 @@ FULL = {
     "deviation-session",
     "clt",
 }
+# A real SQLite run also has database statistics, so its unit-of-work curve is drawn.
+SQLITE = FULL | {"response-curve"}
 
 
 def test_real_sqlite_run_renders_and_a_hostile_name_stays_text(
@@ -51,7 +65,7 @@ def test_real_sqlite_run_renders_and_a_hostile_name_stays_text(
 ) -> None:
     out = report(sqlite_runs.results, tmp_path / "report.html", sqlite_runs.ids["two"])
     page = browser.open(out, screenshot="report-sqlite.png")
-    assert_rendered(page, FULL)
+    assert_rendered(page, SQLITE)
     assert page.title == f"wannabet report: {PWNED}"
     assert page.title != "PWNED"
     h1 = page.driver.find_element("id", "report-title").text
@@ -72,7 +86,7 @@ def test_one_condition_renders_without_a_verdict(
     out = report(sqlite_runs.results, tmp_path / "one.html", sqlite_runs.ids["one"])
     page = browser.open(out, screenshot="report-one-condition.png")
     # One session: no per-session breakdown is drawn, and the page says so.
-    assert_rendered(page, FULL - {"deviation-session"})
+    assert_rendered(page, SQLITE - {"deviation-session"})
     assert "One condition only" in page.text
     assert "Fewer than two sessions" in page.text
 
@@ -80,7 +94,7 @@ def test_one_condition_renders_without_a_verdict(
 def test_six_conditions_render(browser: Browser, sqlite_runs: Runs, tmp_path: Path) -> None:
     out = report(sqlite_runs.results, tmp_path / "six.html", sqlite_runs.ids["six"])
     page = browser.open(out, screenshot="report-six-conditions.png")
-    assert_rendered(page, FULL - {"deviation-session"})
+    assert_rendered(page, SQLITE - {"deviation-session"})
     rows = page.driver.find_elements("css selector", "#verdict-table tr")
     assert len(rows) == 1 + 5  # header + every condition against the baseline
     for level in ("synchronous=OFF,cache=2000", "synchronous=NORMAL,cache=100"):
@@ -94,13 +108,12 @@ def test_zero_successful_transactions_in_one_condition(
     html = out.read_text()
     assert not re.search(r"\bNaN\b|Infinity", html.split("<script>")[0])
     page = browser.open(out, screenshot="report-zero-success.png")
-    assert_rendered(page, {"histogram-log", "histogram-linear", "boxes", "run-order", "heatmap"})
+    # The failing condition is left out of the comparison; the other keeps its statistics.
+    assert_rendered(page, SQLITE - {"deviation-session"})
     assert "No verdict." in page.text
     assert "query_only=ON: no successful transaction; all" in page.text
     # The failing condition still shows in the run order (its samples ran).
-    spec = json.loads(
-        page.driver.execute_script("return document.getElementById('chart-3-spec').textContent")
-    )
+    spec = spec_of(page, "run-order")
     values = [r for d in spec["datasets"].values() for r in d if r["kind"] == "point"]
     assert {r["condition"] for r in values} == {"query_only=OFF", "query_only=ON"}
     assert all(r["value"] is None for r in values if r["condition"] == "query_only=ON")
@@ -110,7 +123,7 @@ def test_several_runs_compared(browser: Browser, sqlite_runs: Runs, tmp_path: Pa
     one, two = sqlite_runs.ids["one"], sqlite_runs.ids["two"]
     out = report(sqlite_runs.results, tmp_path / "several.html", one, two)
     page = browser.open(out)
-    assert_rendered(page, FULL)
+    assert_rendered(page, SQLITE)
     assert f"{two}:synchronous=OFF" in page.text and f"{one}:baseline" in page.text
 
 
@@ -146,7 +159,8 @@ def _csv(directory: Path) -> Path:
 IMPORTS = {
     "pgbench": FULL,
     "csv": FULL - {"deviation-session"},
-    "hyperfine": FULL - {"deviation-session"},
+    # No timestamps: nothing is drawn against time.
+    "hyperfine": FULL - {"deviation-session", "heatmap"},
     # Aggregates only: no response time per transaction, so no histogram or heatmap.
     "swingbench": {"run-order", "deviation-samples", "clt"},
     "sysbench": {"run-order", "deviation-samples", "clt"},
@@ -180,6 +194,8 @@ def test_imported_runs_render(browser: Browser, tmp_path: Path, fmt: str) -> Non
     page = browser.open(out, screenshot=f"report-import-{fmt}.png")
     assert_rendered(page, IMPORTS[fmt])
     assert "No database statistics were collected for this run." in page.text
+    untimed = fmt == "hyperfine"
+    assert ("No timestamps" in page.text) is untimed
 
 
 def test_bayesian_section_renders(browser: Browser, sqlite_runs: Runs, tmp_path: Path) -> None:
@@ -187,6 +203,58 @@ def test_bayesian_section_renders(browser: Browser, sqlite_runs: Runs, tmp_path:
     ok("report", "--results", str(sqlite_runs.results), "--run", str(sqlite_runs.ids["two"]),
        "--bayes", "--bayes-model", "gamma", "-o", str(out))  # fmt: skip
     page = browser.open(out, screenshot="report-bayes.png")
-    assert_rendered(page, FULL | {"posterior"})
+    assert_rendered(page, SQLITE | {"posterior"})
     header = page.driver.find_element("css selector", "#verdict-table tr").text
     assert "HDI" in header and "P(faster)" in header
+
+
+HOSTILE = "</script><script>document.title='PWNED'</script>\"\u2028'\\"
+
+
+def test_a_hostile_label_in_chart_data_renders_every_chart(
+    browser: Browser, tmp_path: Path
+) -> None:
+    # The label reaches every chart's data and sort arrays; U+2028 inside a sort array once
+    # made Vega's expression parser fail ("Unexpected token ILLEGAL").
+    rng = np.random.default_rng(23)
+    with (tmp_path / "hostile.csv").open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["cond", "sample", "ms", "t"])
+        for s in range(8):
+            for cond, mu in ((HOSTILE, 2.0), ("plain", 2.5)):
+                for k in range(25):
+                    ms = rng.lognormal(np.log(mu), 0.3)
+                    writer.writerow([cond, s, f"{ms:.4f}", s * 10 + k * 0.3])
+    results = tmp_path / "hostile.duckdb"
+    ok("import", "csv", str(tmp_path / "hostile.csv"), "--condition", "cond", "--value", "ms",
+       "--sample", "sample", "--time", "t", "--results", str(results))  # fmt: skip
+    page = browser.open(report(results, tmp_path / "hostile.html"))
+    assert_rendered(page, FULL - {"deviation-session"})
+    assert page.title != "PWNED" and "PWNED" not in page.driver.execute_script(
+        "return document.title"
+    )
+    # The label is shown as text (its line separator as a space), never run.
+    assert "document.title='PWNED'" in page.text
+
+
+def test_a_timed_import_over_hours_shows_the_per_period_view(
+    browser: Browser, tmp_path: Path
+) -> None:
+    # Three hours of transactions: the per-period view (hours) has three periods.
+    rng = np.random.default_rng(29)
+    rows = ["cond,sample,ms,t"]
+    for s in range(9):
+        for cond, mu in (("a", 2.0), ("b", 2.3)):
+            for k in range(40):
+                t = s * 1200 + k * 25 + (600 if cond == "b" else 0)
+                rows.append(f"{cond},{s},{rng.lognormal(np.log(mu), 0.3):.4f},{t}")
+    (tmp_path / "hours.csv").write_text("\n".join(rows) + "\n")
+    results = tmp_path / "hours.duckdb"
+    ok("import", "csv", str(tmp_path / "hours.csv"), "--condition", "cond", "--value", "ms",
+       "--sample", "sample", "--time", "t", "--results", str(results))  # fmt: skip
+    page = browser.open(report(results, tmp_path / "hours.html"), screenshot="report-periods.png")
+    assert_rendered(page, FULL - {"deviation-session"} | {"deviation-period"})
+    spec = spec_of(page, "deviation-period")
+    periods = {r["period"] for d in spec["datasets"].values() for r in d if "period" in r}
+    # Hours since the first transaction: the last starts 8 * 1200 + 600 + 39 * 25 s in.
+    assert periods == set(range((8 * 1200 + 600 + 39 * 25) // 3600 + 1)) == {0, 1, 2, 3}

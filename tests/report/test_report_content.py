@@ -13,7 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wannabet.analysis.bayes import BayesOptions
-from wannabet.render.markdown import markdown_table, strip_control, verdict_markdown
+from wannabet.render.markdown import (
+    cell,
+    markdown_table,
+    one_line,
+    strip_control,
+    verdict_markdown,
+)
 from wannabet.render.report import (
     ReportOptions,
     ResponseCurve,
@@ -22,11 +28,17 @@ from wannabet.render.report import (
     build_report,
     verdict_sentence,
 )
+from wannabet.render.report.build import condition_notes
+from wannabet.render.report.charts import LABEL_LIMIT
 from wannabet.render.report.data import (
     HEAT_LATENCY_BINS,
     HEAT_TIME_BINS,
     HIST_BINS,
     KDE_POINTS,
+    ConditionData,
+    ReportData,
+    SamplePoint,
+    _log_density,
 )
 from wannabet.render.report.page import json_for_html
 from wannabet.store import Store
@@ -335,3 +347,152 @@ def test_differing_environments_are_shown_prominently(sqlite_runs: Runs, tmp_pat
         }
     )
     assert ('id="env-diff"' in same) == bool(native_diff)
+
+
+def test_bidi_overrides_and_line_separators_are_cleaned() -> None:
+    # A right-to-left override would show "gnp.exe" as "exe.png"; U+2028 breaks a line.
+    assert strip_control("a\u202egnp.exe\u2066b\u2069") == "agnp.exeb"
+    assert one_line("x\u2028y\u2029z\r\nw\tv") == "x y z w v"
+    assert cell("a\u2028|b") == "a \\|b"
+
+
+def test_chart_labels_are_single_clean_lines_in_data_and_sort(tmp_path: Path) -> None:
+    label = "line\u2028sep\u202e\x1b[31m"
+    rows = ["cond,sample,ms,t"]
+    rng = np.random.default_rng(4)
+    for s in range(5):
+        for cond in (label, "plain"):
+            rows += [
+                f'"{cond}",{s},{v:.3f},{s * 5 + k}' for k, v in enumerate(rng.gamma(5, 0.2, 20))
+            ]
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    results = tmp_path / "r.duckdb"
+    ok("import", "csv", str(tmp_path / "m.csv"), "--condition", "cond", "--value", "ms",
+       "--sample", "sample", "--time", "t", "--results", str(results))  # fmt: skip
+    built = build_report(Store(results))
+    parser = _Scripts()
+    parser.feed(built.html)
+    specs = [json.loads(t) for a, t in parser.scripts if a.get("type") == "application/json"]
+    text = json.dumps(specs, ensure_ascii=False)
+    for bad in ("\u2028", "\u202e", "\x1b"):
+        assert bad not in text
+    # The cleaned label is the same in the data and in every sort array.
+    sorts = [
+        s["facet"]["row"]["sort"]
+        for s in specs
+        if isinstance(s.get("facet", {}).get("row", {}).get("sort"), list)
+    ]
+    assert sorts and all("line sep" in s for s in sorts)
+    for s in specs:
+        if "facet" in s and "row" in s["facet"] and "header" in s["facet"]["row"]:
+            assert s["facet"]["row"]["header"]["labelLimit"] == LABEL_LIMIT
+
+
+def test_a_condition_of_warm_up_only_gets_a_note() -> None:
+    cond = ConditionData(
+        label="warm",
+        run_id=1,
+        levels={},
+        samples=(SamplePoint(1, "warm", 0, 0, None, 0, 0, None),),
+        transactions=0,
+        errors=0,
+        errors_by_status={},
+        latency=None,
+    )
+    data = ReportData(runs=(), conditions=(cond,), axes=None, per_transaction=True)
+    (note,) = condition_notes(data)
+    assert note.startswith("warm: no measured transactions (all warm-up")
+
+
+def test_the_density_bandwidth_is_scotts_rule() -> None:
+    lg = np.random.default_rng(8).normal(0.3, 0.2, 500)
+    _, bandwidth = _log_density(lg, np.linspace(-1, 2, 50))
+    # Scott's rule in one dimension: n^(-1/5) times the sample standard deviation.
+    assert bandwidth == pytest.approx(500 ** (-0.2) * np.std(lg, ddof=1), rel=1e-12)
+
+
+def test_report_names_the_bandwidth_captions_sample_means_and_links_nowhere(
+    sqlite_runs: Runs,
+) -> None:
+    built = build_report(Store(sqlite_runs.results), [sqlite_runs.ids["two"]])
+    html = built.html
+    assert "bandwidth by Scott" in html
+    assert "statistics of the 4 sample means of each condition" in html
+    assert "<th>transaction p95</th>" in html
+    # A mailed page has no docs/ beside it: the source of the full text is named instead.
+    assert 'href="docs/' not in html
+    assert "docs/statistics.md in the wannabet source" in html
+
+
+def test_report_markdown_fails_as_compare_does(tmp_path: Path) -> None:
+    (tmp_path / "m.csv").write_text("cond,ms\na,1\na,2\nb,3\nb,4\n")
+    results = str(tmp_path / "r.duckdb")
+    ok("import", "csv", str(tmp_path / "m.csv"), "--condition", "cond", "--value", "ms",
+       "--results", results)  # fmt: skip
+    args = ["--results", results, "--metric", "throughput", "--format", "markdown"]
+    compare, report = wannabet("compare", *args), wannabet("report", *args)
+    assert compare.returncode == report.returncode == 5
+    assert report.stderr == compare.stderr and len(report.stderr.strip().splitlines()) == 1
+    assert report.stdout == ""
+
+
+def test_bayes_and_unit_of_work_markdown_are_aligned_and_clean(sqlite_runs: Runs) -> None:
+    from dataclasses import replace
+
+    from wannabet.analysis.unit_of_work import unit_of_work_for_run
+    from wannabet.render.compare import bayes_markdown
+    from wannabet.render.summary import unit_of_work_markdown
+
+    bad = "x\x1b[31m|y\nz\u2028w"
+    doc = {
+        "bayes": {"hdi_prob": 0.95, "model": "gamma", "rope_pct": 2.0,
+                  "effects": [{"term": bad, "mean_pct": 1.0, "hdi_pct": [0.5, 1.5]}]},
+        "comparisons": [
+            {"condition": bad, "baseline": "base", "bayes": {
+                "mean_pct": -3.2, "hdi_pct": [-4.0, -2.5], "p_faster": 0.99, "rhat_max": 1.001,
+                "ess_min": 1800.0, "rope_decision": "outside"}},
+        ],
+    }  # fmt: skip
+    units = [
+        replace(u, condition=bad)
+        for u in unit_of_work_for_run(Store(sqlite_runs.results), sqlite_runs.ids["two"])
+    ]
+    assert units
+    for text in (bayes_markdown(doc), unit_of_work_markdown(units)):
+        assert "\x1b" not in text and "\u2028" not in text
+        table = [line for line in text.splitlines() if line.startswith("|")]
+        assert len(table) >= 3
+        # Aligned: every row of a table is as wide as its header (padded plain text).
+        header_width = len(table[0])
+        assert all(len(line) == header_width for line in table[:3]), table
+        assert "x\\|y z w" in text
+
+
+def test_the_runtime_is_built_for_altairs_vega_lite(monkeypatch: pytest.MonkeyPatch) -> None:
+    import altair
+
+    from wannabet.render.report import page
+
+    # vl-convert's default is its newest Vega-Lite; a different Altair schema must still get
+    # its own version (the bundle names it as a string constant).
+    for schema, expected in (("v5.20.1", "5.20."), (altair.SCHEMA_VERSION, None)):
+        monkeypatch.setattr(altair, "SCHEMA_VERSION", schema)
+        page.vega_runtime.cache_clear()
+        mm = ".".join(schema.removeprefix("v").split(".")[:2])
+        assert page.vega_lite_version() == "v" + mm.replace(".", "_")
+        assert re.search(rf'"{re.escape(expected or mm + ".")}\d+"', str(page.vega_runtime()))
+    page.vega_runtime.cache_clear()
+
+
+def test_a_sqlite_target_next_to_the_results_is_shown_without_its_machine_path(
+    tmp_path: Path,
+) -> None:
+    from wannabet.render.report.build import shown_target
+
+    results = tmp_path / "wannabet.duckdb"
+    beside = f"sqlite:///{tmp_path.resolve() / 'bench.sqlite'}"
+    assert shown_target(beside, results) == "sqlite:///bench.sqlite (next to the results file)"
+    elsewhere = f"sqlite:///{(tmp_path / 'sub' / 'x.db').resolve()}"
+    assert shown_target(elsewhere, results) == elsewhere
+    assert shown_target("postgresql://u@h/db", results) == "postgresql://u@h/db"
+    assert shown_target(None, results) == "–"

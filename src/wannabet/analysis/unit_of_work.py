@@ -7,12 +7,18 @@ Per condition, over its samples (one observation per sample, as everywhere in wa
   since SQLite runs inside them);
 - wait ms per unit (the queue time): sampled non-idle wait time / units (SQLite: the sessions'
   busy time inside transactions minus their CPU);
-- response ms per unit = CPU + wait;
-- utilization: CPU time / (elapsed × cores).
+- response ms per unit = CPU + wait (CPU, wait and response are averaged over the same
+  samples, so the identity holds for the means too);
+- utilization: λ · CPU per unit / cores, i.e. CPU time / (the engine's elapsed × cores): the
+  same window as λ.
 
-Each is a mean over samples with a Student-t interval. The M/M/m curve (Erlang C) with m = the
-server's cores and the service time fitted as the mean CPU per unit shows where a condition sits
-on its response-time curve and what a change of service time does at higher arrival rates.
+Each is a mean over samples with a Student-t interval. The M/M/m curve (Erlang C) with the
+service time fitted as the mean CPU per unit shows where a condition sits on its response-time
+curve and what a change of service time does at higher arrival rates. m is the server's cores;
+for SQLite a unit that writes has m = 1, since SQLite lets one writer in at a time. The curve
+is calibrated through the measured point: the fixed (non-CPU) wait is the measured response
+minus the model's CPU response at the measured λ, floored at 0 (then the point is drawn at the
+model's value and a note says so).
 
 References
 ----------
@@ -47,6 +53,7 @@ __all__ = [
     "ServerCheck",
     "UnitOfWork",
     "WaitEvent",
+    "calibrated_curve",
     "erlang_c",
     "mmm_response_ms",
     "response_curve",
@@ -119,6 +126,9 @@ class ServerCheck:
     engine_commits: int | None
     server_commits: int | None
     samples: int
+    #: the largest single sample's relative difference: errors of opposite sign in different
+    #: samples cancel in the sums, not here
+    worst_sample_mismatch: float | None = None
 
     @property
     def mismatch(self) -> float | None:
@@ -129,7 +139,10 @@ class ServerCheck:
     @property
     def ok(self) -> bool | None:
         m = self.mismatch
-        return None if m is None else m <= COMMIT_MISMATCH
+        if m is None:
+            return None
+        worst = self.worst_sample_mismatch
+        return m <= COMMIT_MISMATCH and (worst is None or worst <= COMMIT_MISMATCH)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -137,6 +150,7 @@ class ServerCheck:
             "server_commits": self.server_commits,
             "samples": self.samples,
             "mismatch": self.mismatch,
+            "worst_sample_mismatch": self.worst_sample_mismatch,
             "ok": self.ok,
         }
 
@@ -163,7 +177,8 @@ class ResponseCurve:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "model": "M/M/m (Erlang C), non-CPU wait held at its measured value",
+            "model": "M/M/m (Erlang C) for the CPU; the non-CPU wait is held fixed, calibrated"
+            " so the curve passes through the measured point",
             "cores": self.cores,
             "service_ms": self.service_ms,
             "wait_ms": self.wait_ms,
@@ -294,6 +309,34 @@ def response_curve(
     )
 
 
+def calibrated_curve(
+    service_ms: float, response_ms: float, servers: int, units_per_s: float
+) -> tuple[ResponseCurve | None, str | None]:
+    """The response curve through the measured point (λ, response), and a note if it cannot be.
+
+    The CPU part follows M/M/m with the measured service time; the rest of the response is a
+    fixed wait chosen so the model gives the measured response at the measured λ. When the CPU
+    model alone already exceeds the measured response, the fixed wait is 0 and the operating
+    point is drawn at the model's value, which the note says.
+    """
+    cpu_part = mmm_response_ms(service_ms, servers, units_per_s)
+    if not math.isfinite(cpu_part):
+        return None, (
+            f"the measured rate is at or beyond the CPU model's capacity ({servers} server(s)):"
+            " no response-time curve"
+        )
+    fixed = response_ms - cpu_part
+    note = None
+    if fixed < 0:
+        note = (
+            "the CPU model's response at the measured rate exceeds the measured response:"
+            " the operating point is drawn at the model's value"
+        )
+        fixed = 0.0
+    curve = response_curve(service_ms, fixed, servers, units_per_s, fixed + cpu_part)
+    return curve, note
+
+
 def unit_of_work(
     condition: str, samples: Sequence[Mapping[str, Any]], unit: str = "commit"
 ) -> UnitOfWork:
@@ -315,13 +358,17 @@ def unit_of_work(
     lam: list[float] = []
     cpu: list[float] = []
     wait: list[float] = []
+    cpu_only: list[float] = []
+    wait_only: list[float] = []
     response: list[float] = []
     util: list[float] = []
     ecpu: list[float] = []
     active: list[float] = []
     io: dict[str, list[float]] = defaultdict(list)
     event_wait: dict[tuple[str, str], float] = defaultdict(float)
-    total_units = 0
+    wait_units = 0
+    worst: float | None = None
+    writes = False
     # The PostgreSQL engine always counts server commits; the sampler may still have failed.
     postgres = any("server_commits" in s["engine"] or "postgres" in s for s in valid)
     warned = list(dict.fromkeys(w for s in samples for w in s.get("warnings", [])))
@@ -338,7 +385,6 @@ def unit_of_work(
         elapsed = float(eng.get("elapsed_s") or 0.0)
         if units <= 0 or elapsed <= 0:
             continue
-        total_units += units
         lam.append(units / elapsed)
         if eng.get("cpu_s") is not None:
             ecpu.append(eng["cpu_s"] * 1000.0 / units)
@@ -348,7 +394,6 @@ def unit_of_work(
             waits = pg.get("waits") or {}
             wait_s = waits.get("wait_s") if waits.get("polls") else None
             cores = pg.get("cores")
-            window = float(pg.get("elapsed_s") or elapsed)
             active_ms = (pg.get("database") or {}).get("active_time")
             if active_ms is not None:
                 active.append(active_ms / units)
@@ -356,58 +401,89 @@ def unit_of_work(
                 value = (pg.get(section) or {}).get(key)
                 if value is not None:
                     io[key].append(value / units)
-            for ev in waits.get("events", []):
-                event_wait[(ev["type"], ev["event"])] += ev["wait_s"] * 1000.0
+            if wait_s is not None:
+                # Only samples whose sampling completed: ms per unit divides by their units.
+                wait_units += units
+                for ev in waits.get("events", []):
+                    event_wait[(ev["type"], ev["event"])] += ev["wait_s"] * 1000.0
             if (
                 pg.get("commits_check_reliable")
                 and pg.get("server_commits") is not None
                 and pg.get("engine_commits") is not None
             ):
-                eng_commits += int(pg["engine_commits"])
-                srv_commits += int(pg["server_commits"])
+                e_n, s_n = int(pg["engine_commits"]), int(pg["server_commits"])
+                eng_commits += e_n
+                srv_commits += s_n
                 checked += 1
+                if e_n > 0:
+                    worst = max(worst or 0.0, abs(s_n - e_n) / e_n)
         else:
             cpu_s = eng.get("cpu_s")
             busy = eng.get("busy_s")
             wait_s = max(busy - cpu_s, 0.0) if busy is not None and cpu_s is not None else None
             proc = s.get("client_process") or {}
             cores = proc.get("cores")
-            window = elapsed
+            # SQLite takes one write lock per database: units that write are served one at a
+            # time whatever the cores.
+            writes = writes or int(eng.get("cache_write") or 0) > 0
             for key in _CLIENT_IO:
                 if proc.get(key) is not None:
                     io[key].append(proc[key] / units)
         if cores:
             cores_seen.append(int(cores))
         if cpu_s is not None:
-            cpu.append(cpu_s * 1000.0 / units)
+            cpu_only.append(cpu_s * 1000.0 / units)
             if cores:
-                util.append(cpu_s / (window * cores))
+                # λ·S/m on λ's own window (the engine's), whatever window the sampler had.
+                util.append(cpu_s / (elapsed * cores))
         if wait_s is not None:
-            wait.append(wait_s * 1000.0 / units)
+            wait_only.append(wait_s * 1000.0 / units)
         if cpu_s is not None and wait_s is not None:
+            cpu.append(cpu_s * 1000.0 / units)
+            wait.append(wait_s * 1000.0 / units)
             response.append((cpu_s + wait_s) * 1000.0 / units)
+    if not response:
+        # No sample has both: each figure over the samples that have it; no response.
+        cpu, wait = cpu_only, wait_only
     if postgres and not cpu and valid:
         notes.append("server CPU is unknown: no CPU per unit (see the statistics warnings)")
     cpu_e, wait_e = t_estimate(cpu), t_estimate(wait)
     resp_e = t_estimate(response)
     total_wait = sum(event_wait.values())
     top = tuple(
-        WaitEvent(t, e, ms / total_units if total_units else 0.0, ms / total_wait)
+        WaitEvent(t, e, ms / wait_units if wait_units else 0.0, ms / total_wait)
         for (t, e), ms in sorted(event_wait.items(), key=lambda kv: -kv[1])[:_TOP_WAITS]
         if total_wait > 0
     )
     lam_e = t_estimate(lam)
+    servers = 1 if (writes and not postgres) else (min(cores_seen) if cores_seen else None)
+    if writes and not postgres:
+        notes.append(
+            "SQLite admits one writer at a time: the curve uses m = 1 server, not the cores"
+        )
     curve = None
-    if cpu_e is not None and wait_e is not None and resp_e and lam_e and cores_seen:
-        curve = response_curve(cpu_e.mean, wait_e.mean, min(cores_seen), lam_e.mean, resp_e.mean)
+    if cpu_e is not None and resp_e and lam_e and servers:
+        curve, note = calibrated_curve(cpu_e.mean, resp_e.mean, servers, lam_e.mean)
+        if note:
+            notes.append(note)
     elif cpu_e is not None and not cores_seen:
         notes.append("server cores unknown: no response-time curve (run --server-cores N)")
-    check = ServerCheck(eng_commits, srv_commits, checked) if checked else None
+    if postgres and cpu_e is not None and wait_e is not None and wait_e.mean > cpu_e.mean:
+        notes.append(
+            "waits exceed CPU per unit: the bottleneck is not the CPU (often the WAL flush on"
+            " commit), and the CPU curve does not model that limit; read it as the CPU's share"
+            " only"
+        )
+    check = (
+        ServerCheck(eng_commits, srv_commits, checked, worst_sample_mismatch=worst)
+        if checked
+        else None
+    )
     if check is not None and check.ok is False:
         notes.append(
             f"the server counted {srv_commits} commits where the engine issued {eng_commits}"
-            f" ({check.mismatch:.1%} apart): something else committed in this database, or"
-            " statistics were lost; the run's figures are suspect"
+            f" ({check.mismatch:.1%} apart; worst sample {worst or 0.0:.1%}): something else"
+            " committed in this database, or statistics were lost; the run's figures are suspect"
         )
     return UnitOfWork(
         condition=condition,

@@ -202,35 +202,54 @@ def compare_markdown(doc: dict[str, Any]) -> str:
 
 
 def bayes_markdown(doc: Mapping[str, Any]) -> str:
-    """The Bayesian section of a comparison document as Markdown ("" without one)."""
+    """The Bayesian section of a comparison document as Markdown ("" without one).
+
+    Aligned tables (:func:`wannabet.render.markdown.markdown_table`): labels are cleaned of
+    control characters and line breaks, so they can neither break a row nor reach the
+    terminal as escape sequences.
+    """
+    from wannabet.render.markdown import cell, markdown_table
+
     b = doc.get("bayes")
     if not b:
         return ""
     level = f"{100 * b['hdi_prob']:g}%"
+    header = ["condition", "baseline", "Δ mean", f"{level} HDI"]
+    header += ["P(faster)", "R-hat", "ESS", "decision"]
+    rows = [
+        [
+            c["condition"],
+            c["baseline"],
+            _pct(p["mean_pct"]),
+            _interval(p["hdi_pct"], "%"),
+            f"{p['p_faster']:.3f}",
+            "–" if p["rhat_max"] is None else format(p["rhat_max"], ".3f"),
+            "–" if p["ess_min"] is None else format(p["ess_min"], ".0f"),
+            f"**{p['rope_decision']}**",
+        ]
+        for c in doc["comparisons"]
+        if (p := c.get("bayes"))
+    ]
     out = [
         "",
-        f"**Bayesian estimation**, {b['model']} model, {level} HDI, ROPE ±{b['rope_pct']:g}%",
+        f"**Bayesian estimation**, {cell(b['model'])} model, {level} HDI, ROPE ±{b['rope_pct']:g}%",
         "",
-        f"| condition | baseline | Δ mean | {level} HDI | P(faster) | R-hat | ESS | decision |",
-        "|---|---|---:|---|---:|---:|---:|---|",
+        markdown_table(
+            header,
+            rows,
+            ["left", "left", "right", "left", "right", "right", "right", "left"],
+        ).rstrip("\n"),
     ]
-    for c in doc["comparisons"]:
-        p = c.get("bayes")
-        if not p:
-            continue
-        out.append(
-            f"| {_md(c['condition'])} | {_md(c['baseline'])} | {_pct(p['mean_pct'])}"
-            f" | {_interval(p['hdi_pct'], '%')} | {p['p_faster']:.3f}"
-            f" | {'–' if p['rhat_max'] is None else format(p['rhat_max'], '.3f')}"
-            f" | {'–' if p['ess_min'] is None else format(p['ess_min'], '.0f')}"
-            f" | **{p['rope_decision']}** |"
-        )
     if b["effects"]:
-        out += ["", f"| factorial term | Δ mean | {level} HDI |", "|---|---:|---|"]
-        for e in b["effects"]:
-            out.append(
-                f"| {_md(e['term'])} | {_pct(e['mean_pct'])} | {_interval(e['hdi_pct'], '%')} |"
-            )
+        effects = [
+            [e["term"], _pct(e["mean_pct"]), _interval(e["hdi_pct"], "%")] for e in b["effects"]
+        ]
+        out += [
+            "",
+            markdown_table(
+                ["factorial term", "Δ mean", f"{level} HDI"], effects, ["left", "right", "left"]
+            ).rstrip("\n"),
+        ]
     return "\n".join(out)
 
 
@@ -289,4 +308,6 @@ def _runs(doc: dict[str, Any]) -> str:
 
 
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|")
+    from wannabet.render.markdown import cell
+
+    return cell(text)

@@ -17,12 +17,23 @@ from wannabet.render.summary import fmt_num
 # CSI/OSC escape sequences and the remaining C0/C1 control characters: a label taken from a
 # results file must not move the cursor, recolour or retitle the terminal it is printed in.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidi embeddings, overrides and isolates (U+202A-202E, U+2066-2069) are dropped too: they
+# reorder what follows them on screen, so a label could show text other than what it holds.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Whatever breaks a line: newlines, tabs, and the Unicode line and paragraph separators.
+_BREAKS = re.compile("[\r\n\t\u2028\u2029]")
 
 
 def strip_control(text: str) -> str:
-    """``text`` without ANSI escape sequences and control characters (tabs and newlines kept)."""
+    """``text`` without ANSI escape sequences, control characters and bidi overrides
+    (tabs and newlines kept)."""
     return _CONTROL.sub("", _ANSI.sub("", text))
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: :func:`strip_control`, then every line or paragraph break
+    (``\\r``, ``\\n``, tab, U+2028, U+2029) as a space."""
+    return _BREAKS.sub(" ", strip_control(text))
 
 
 def clean_strings(value: Any) -> Any:
@@ -38,8 +49,7 @@ def clean_strings(value: Any) -> Any:
 
 def cell(text: Any) -> str:
     """One table cell: control characters stripped, pipes escaped, on a single line."""
-    s = strip_control(str(text)).replace("\r", " ").replace("\n", " ").replace("\t", " ")
-    return s.replace("|", "\\|")
+    return one_line(str(text)).replace("|", "\\|")
 
 
 def _width(text: str) -> int:

@@ -106,27 +106,34 @@ def unit_of_work_table(units: Sequence[UnitOfWork]) -> Table:
 
 
 def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
-    """The unit-of-work table, the curve lines and the warnings, as Markdown."""
+    """The unit-of-work table, the curve lines and the warnings, as aligned Markdown."""
+    from wannabet.render.markdown import markdown_table
+
     unit = units[0].unit if units else "commit"
-    lines = [
-        f"**Unit of work** (per {_md(unit)}, mean of samples)",
-        "",
-        "| condition | units/s | CPU ms | wait ms | response ms | utilization | written"
-        " | commits engine/server | top waits |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
+    body = []
     for u in units:
         d = u.to_dict()
         check = u.server_check
         commits = "–" if check is None else f"{check.engine_commits}/{check.server_commits}"
         util = d["utilization"]
         waits = ", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or "–"
-        lines.append(
-            f"| {_md(u.condition)} | {fmt_num(d['units_per_s'])} | {fmt_num(d['cpu_ms_per_unit'])}"
-            f" | {fmt_num(d['wait_ms_per_unit'])} | {fmt_num(d['response_ms_per_unit'])}"
-            f" | {'–' if util is None else f'{util:.0%}'} | {_written(d['io_per_unit'])}"
-            f" | {commits} | {_md(waits)} |"
+        body.append(
+            [
+                u.condition,
+                fmt_num(d["units_per_s"]),
+                fmt_num(d["cpu_ms_per_unit"]),
+                fmt_num(d["wait_ms_per_unit"]),
+                fmt_num(d["response_ms_per_unit"]),
+                "–" if util is None else f"{util:.0%}",
+                _written(d["io_per_unit"]),
+                commits,
+                waits,
+            ]
         )
+    header = ["condition", "units/s", "CPU ms", "wait ms", "response ms", "utilization"]
+    header += ["written", "commits engine/server", "top waits"]
+    table = markdown_table(header, body, ["left"] + ["right"] * 7 + ["left"])
+    lines = [f"**Unit of work** (per {_md(unit)}, mean of samples)", "", table.rstrip("\n")]
     extra = [f"- {_md(line)}" for line in curve_lines(units)]
     extra += [f"- **warning:** {_md(w)}" for w in unit_of_work_warnings(units)]
     return "\n".join(lines + (["", *extra] if extra else [])) + "\n"
@@ -170,9 +177,13 @@ def unit_of_work_warnings(units: Sequence[UnitOfWork]) -> list[str]:
     for u in units:
         check = u.server_check
         if check is not None and check.ok is False:
+            from wannabet.analysis.unit_of_work import COMMIT_MISMATCH
+
+            worst = check.worst_sample_mismatch
             out.append(
                 f"COMMIT MISMATCH {u.condition}: engine {check.engine_commits}, server"
-                f" {check.server_commits} ({check.mismatch:.1%} > 1%): the run is not valid"
+                f" {check.server_commits} ({check.mismatch or 0.0:.1%}, worst sample"
+                f" {worst or 0.0:.1%}; limit {COMMIT_MISMATCH:.0%}): the run is not valid"
             )
     for u in units:
         out.extend(f"{u.condition}: {n}" for n in u.notes if not n.startswith("the server"))
@@ -281,7 +292,10 @@ def fmt_num(value: Any) -> str:
 
 
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|")
+    from wannabet.render.markdown import cell
+
+    # One clean line: no escape sequence, control character or line break reaches the terminal.
+    return cell(text)
 
 
 def _escape(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from wannabet.samplers.base import (
     STATS_LAYOUT,
     Collector,
+    Interrupted,
     Sampler,
     SampleStats,
     Section,
@@ -19,6 +20,7 @@ from wannabet.samplers.factory import StatsOptions, collector_for
 __all__ = [
     "STATS_LAYOUT",
     "Collector",
+    "Interrupted",
     "SampleStats",
     "Sampler",
     "Section",

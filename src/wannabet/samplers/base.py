@@ -48,16 +48,25 @@ class Section:
     warnings: tuple[StatsWarning, ...] = ()
 
 
+#: tells a sampler's wait loops that Ctrl-C was pressed, so they give up at once
+Interrupted = Callable[[], bool]
+
+
+def never() -> bool:
+    """The default :data:`Interrupted`: nothing ever interrupts."""
+    return False
+
+
 class Sampler(Protocol):
     """Collects one source of statistics around every sample."""
 
     name: str
 
-    def start(self) -> None:
+    def start(self, interrupted: Interrupted = never) -> None:
         """Snapshot right before the sample."""
         ...
 
-    def stop(self, result: SampleResult) -> Section:
+    def stop(self, result: SampleResult, interrupted: Interrupted = never) -> Section:
         """Snapshot right after the sample; return the deltas."""
         ...
 
@@ -128,40 +137,55 @@ class Collector:
         self._setup_warnings = tuple(warnings)
         self._started: list[Sampler] = []
         self._start_warnings: list[StatsWarning] = []
+        self._failed: list[Section] = []
 
-    def start(self) -> None:
+    def start(self, interrupted: Interrupted = never) -> None:
+        """Start every sampler; ``interrupted`` lets their wait loops give up on Ctrl-C."""
         self._started = []
         self._start_warnings = []
+        self._failed = []
         for sampler in self._samplers:
             try:
-                sampler.start()
+                sampler.start(interrupted)
             except Exception as exc:
-                self._start_warnings.append(StatsWarning(sampler.name, self._scrub(_describe(exc))))
+                message = self._scrub(_describe(exc))
+                self._start_warnings.append(StatsWarning(sampler.name, message))
+                # Set up for this run but failed now (a server restart, a lost connection):
+                # the sample lacks figures its neighbours have, so it is flagged, not mixed in.
+                self._failed.append(Section(sampler.name, {}, (f"failed to start: {message}",)))
             else:
                 self._started.append(sampler)
 
-    def stop(self, result: SampleResult) -> SampleStats:
-        sections = []
+    def stop(self, result: SampleResult, interrupted: Interrupted = never) -> SampleStats:
+        sections = list(self._failed)
         warnings = [*self._setup_warnings, *self._start_warnings]
-        for sampler in self._started:
+        # Reverse order: the last sampler started is the one nearest the sample.
+        for sampler in reversed(self._started):
             try:
-                sections.append(sampler.stop(result))
+                sections.append(sampler.stop(result, interrupted))
             except Exception as exc:
-                warnings.append(StatsWarning(sampler.name, self._scrub(_describe(exc))))
+                message = self._scrub(_describe(exc))
+                warnings.append(StatsWarning(sampler.name, message))
+                sections.append(Section(sampler.name, {}, (f"failed: {message}",)))
         self._started = []
+        self._failed = []
+        # Stored in the samplers' own order whatever the stop order was.
+        order = {s.name: i for i, s in enumerate(self._samplers)}
+        sections.sort(key=lambda s: order.get(s.name, len(order)))
         return SampleStats(tuple(sections), tuple(warnings))
 
     def abandon(self) -> None:
         """The sample was discarded: stop whatever runs without reading it."""
-        for sampler in self._started:
+        for sampler in reversed(self._started):
             abandon = getattr(sampler, "abandon", None)
             if abandon is not None:
                 with contextlib.suppress(Exception):
                     abandon()
         self._started = []
+        self._failed = []
 
     def close(self) -> None:
-        for sampler in self._samplers:
+        for sampler in reversed(self._samplers):
             with contextlib.suppress(Exception):
                 sampler.close()
 

@@ -24,6 +24,7 @@ subtracted exactly.
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections import Counter
@@ -34,7 +35,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import psutil  # type: ignore[import-untyped]
 
 from wannabet.engine.base import SampleResult
-from wannabet.samplers.base import Section, StatsWarning, delta
+from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
+from wannabet.samplers.process import allowed_cores
 from wannabet.targets import Target, redact
 
 #: default pg_stat_activity sampling interval, and the range allowed
@@ -44,6 +46,12 @@ WAIT_INTERVAL_RANGE = (0.010, 0.050)
 BACKEND_EXIT_TIMEOUT_S = 10.0
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 _STATEMENTS_KEPT = 10
+#: no statistics query may hang a run: the server cancels one after this long
+STATEMENT_TIMEOUT_MS = 5000
+#: how long stop() waits for the polling thread (one statement timeout and a margin)
+POLLER_JOIN_TIMEOUT_S = STATEMENT_TIMEOUT_MS / 1000 + 2.0
+#: the postmaster found in /proc must have started within this of pg_postmaster_start_time()
+_START_TIME_TOLERANCE_S = 2.0
 
 
 def engine_application_name(target: Target, default: str) -> str:
@@ -53,12 +61,26 @@ def engine_application_name(target: Target, default: str) -> str:
     return names[0] if names else default
 
 
-def is_local_host(target: Target) -> bool:
-    """True when the URL's host is a loopback address or a Unix-socket directory."""
+def engine_host_port(target: Target) -> tuple[str, int]:
+    """The host and port the engine connects to: the URL's, else TCP ``localhost:5432``.
+
+    The engine ignores PGHOST/PGPORT; psycopg would honour them, so the statistics connection
+    is given these explicitly and so reaches the same server as the workload.
+    """
     parts = urlsplit(target.url)
-    hosts = parse_qs(parts.query).get("host", [])
-    host = unquote(parts.hostname or "") if parts.hostname else (hosts[0] if hosts else "")
-    return host in _LOOPBACK or host.startswith("/") or host == ""
+    query = parse_qs(parts.query)
+    host = unquote(parts.hostname) if parts.hostname else (query.get("host") or ["localhost"])[0]
+    try:
+        port = parts.port or int((query.get("port") or ["5432"])[0])
+    except ValueError:
+        port = 5432
+    return host, port
+
+
+def is_local_host(target: Target) -> bool:
+    """True when the engine's host is a loopback address or a Unix-socket directory."""
+    host, _ = engine_host_port(target)
+    return host in _LOOPBACK or host.startswith("/")
 
 
 class PostgresSampler:
@@ -81,30 +103,74 @@ class PostgresSampler:
         self._interval = interval_s
         self._remote_cores = server_cores
         self.notes: list[StatsWarning] = []
+        self._errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+        self._conn = self._connect()
         try:
-            self._conn = psycopg.connect(
-                target.url,
+            self._setup()
+        except BaseException:
+            self._conn.close()  # no connection left behind by a failed set-up
+            raise
+        self._before: dict[str, Any] = {}
+        self._poller: _WaitPoller | None = None
+        self._disabled: set[str] = set()
+        self._prepared = False
+        self._interrupted: Interrupted = never
+        self._foreign: set[int] = set()
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        host, port = engine_host_port(self._target)
+        try:
+            return psycopg.connect(
+                self._target.url,
+                host=host,
+                port=port,
                 autocommit=True,
-                application_name=f"{application_name}-stats",
+                application_name=f"{self._app}-stats",
                 connect_timeout=10,
+                # Nothing may hang a run: the server cancels a slow statistics query, and a
+                # dead server or network is noticed within seconds, not the kernel's minutes.
+                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+                keepalives=1,
+                keepalives_idle=5,
+                keepalives_interval=2,
+                keepalives_count=3,
+                tcp_user_timeout=10000,
+                # No implicit prepares: each would be one more uncounted transaction.
+                prepare_threshold=None,
             )
         except psycopg.Error as exc:
             raise RuntimeError(self._scrub(f"cannot open a statistics connection: {exc}")) from None
-        self._errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+
+    def _setup(self) -> None:
         self._own_commits = 0
         self.version = int(self._one("SELECT current_setting('server_version_num')::int"))
         self._own_pid = int(self._one("SELECT pg_backend_pid()"))
         self._can_flush = self.version >= 150000
         self._postmaster = self._find_postmaster()
         self.local = self._postmaster is not None
+        # --server-cores wins: it is the user's statement about the server.
         self.cores: int | None = (
-            psutil.cpu_count(logical=True) if self.local else self._remote_cores
+            self._remote_cores
+            if self._remote_cores is not None
+            else (allowed_cores() if self.local else None)
         )
         self._statements = self._has_statements()
-        self._before: dict[str, Any] = {}
-        self._poller: _WaitPoller | None = None
-        self._disabled: set[str] = set()
         self._prepared = False
+
+    def _reconnect_if_lost(self) -> None:
+        """A server restart kills this connection: open a new one, once per sample."""
+        if not self._conn.closed:
+            try:
+                self._one("SELECT 1")
+                return
+            except self._errors:
+                pass
+        self._conn.close()
+        self._conn = self._connect()
+        self._setup()
+        self._disabled = set()
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -123,9 +189,9 @@ class PostgresSampler:
     def _one(self, sql: str) -> Any:
         return self._rows(sql)[0][0]
 
-    def _dicts(self, sql: str) -> list[dict[str, Any]]:
+    def _dicts(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         with self._conn.cursor() as cur:
-            cur.execute(sql)
+            cur.execute(sql, params, prepare=False)
             names = [d.name for d in cur.description or []]
             rows = cur.fetchall()
         self._own_commits += 1
@@ -145,6 +211,11 @@ class PostgresSampler:
                 raise psutil.NoSuchProcess(self._own_pid)
             if "postgres" not in backend.name() and "postgres" not in parent.name():
                 raise psutil.NoSuchProcess(self._own_pid)
+            # A pid seen here could belong to another server on this host (a container with
+            # its own pid space, another port): its start time must be the server's.
+            started = float(self._one("SELECT extract(epoch FROM pg_postmaster_start_time())"))
+            if abs(parent.create_time() - started) > _START_TIME_TOLERANCE_S:
+                raise psutil.NoSuchProcess(parent.pid)
             return parent
         except (psutil.Error, OSError):
             self.notes.append(
@@ -174,17 +245,26 @@ class PostgresSampler:
         pm = self._postmaster
         if pm is None:
             return None
-        t = pm.cpu_times()
-        total = t.user + t.system + t.children_user + t.children_system
-        own = 0.0
-        for child in pm.children():
-            try:
-                ct = child.cpu_times()
-            except psutil.Error:
-                continue
-            total += ct.user + ct.system
-            if child.pid == self._own_pid:
-                own = ct.user + ct.system
+        for _ in range(5):
+            # Scanning /proc takes milliseconds; a child reaped meanwhile moves its CPU into the
+            # parent's children times. Reading the parent before and after the scan and
+            # retrying when those changed counts every child exactly once.
+            t = pm.cpu_times()
+            total, own = 0.0, 0.0
+            for child in pm.children():
+                try:
+                    ct = child.cpu_times()
+                except psutil.Error:
+                    continue
+                # A live child's own reaped children (parallel workers are the postmaster's,
+                # but extensions may fork) are in its children times.
+                total += ct.user + ct.system + ct.children_user + ct.children_system
+                if child.pid == self._own_pid:
+                    own = ct.user + ct.system
+            t2 = pm.cpu_times()
+            if (t2.children_user, t2.children_system) == (t.children_user, t.children_system):
+                break
+        total += t2.user + t2.system + t2.children_user + t2.children_system
         return {"server_cpu_s": total, "stats_backend_cpu_s": own, "postmaster_pid": pm.pid}
 
     def _wait_for_sessions(self, seen: set[int]) -> bool:
@@ -197,18 +277,18 @@ class PostgresSampler:
         """
         deadline = time.monotonic() + BACKEND_EXIT_TIMEOUT_S
         while True:
-            pids = {int(r[0]) for r in self._rows(self._app_pids_sql())}
+            pids = {int(r[0]) for r in self._rows(self._app_pids_sql())} - self._foreign
             seen |= pids
             if not pids:
                 break
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or self._interrupted():
                 return False
             time.sleep(0.01)
         if self._postmaster is None:
             time.sleep(0.2)
             return True
         while any(_running(pid) for pid in seen):
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or self._interrupted():
                 return False
             time.sleep(0.005)
         return True
@@ -233,7 +313,8 @@ class PostgresSampler:
             snap["_own_commits_before"] = self._own_commits
         # Reading the views inside one snapshot per statement; each is its own transaction.
         snap["database"] = self._dicts(
-            "SELECT * FROM pg_stat_database WHERE datname = current_database()"
+            "SELECT *, pg_postmaster_start_time() AS _postmaster_start"
+            " FROM pg_stat_database WHERE datname = current_database()"
         )[0]
         for name, sql in self._views():
             if name in self._disabled:
@@ -243,7 +324,7 @@ class PostgresSampler:
             except self._errors as exc:
                 self._disabled.add(name)
                 self.notes.append(
-                    StatsWarning(self.name, f"{name} is not available: {_first(exc)}")
+                    StatsWarning(self.name, self._scrub(f"{name} is not available: {_first(exc)}"))
                 )
         cpu = self._server_cpu()
         if cpu is not None:
@@ -267,13 +348,19 @@ class PostgresSampler:
                 )
             )
         if self._statements:
+            # Without the texts (showtext := false reads no query file); summed over the
+            # users and nesting levels a query id has, for this database and user only. The
+            # texts of the few statements kept are read once, in stop().
             views.append(
                 (
                     "statements",
-                    "SELECT queryid::text AS queryid, left(query, 200) AS query, calls,"
-                    " total_exec_time, rows, shared_blks_hit, shared_blks_read"
-                    " FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database"
-                    " WHERE datname = current_database())",
+                    "SELECT queryid::text AS queryid, sum(calls) AS calls,"
+                    " sum(total_exec_time) AS total_exec_time, sum(rows) AS rows,"
+                    " sum(shared_blks_hit) AS shared_blks_hit,"
+                    " sum(shared_blks_read) AS shared_blks_read"
+                    " FROM pg_stat_statements(false) WHERE dbid = (SELECT oid FROM pg_database"
+                    " WHERE datname = current_database()) AND userid = (SELECT oid FROM"
+                    " pg_roles WHERE rolname = current_user) GROUP BY queryid",
                 )
             )
         return views
@@ -291,32 +378,48 @@ class PostgresSampler:
 
     # -- the protocol ----------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, interrupted: Interrupted = never) -> None:
+        self._interrupted = interrupted
+        self._reconnect_if_lost()
         # Sessions of the previous step (setup SQL, system SQL) must have reported their
         # counters before the "before" snapshot, or they would land in this sample.
+        self._foreign = set()
         self._sessions_gone_before = self._wait_for_sessions(set())
+        # Sessions of another client that shares the application_name (a URL parameter) and
+        # are still here are not the run's: their pids are left out of the wait sampling.
+        self._foreign = {int(r[0]) for r in self._rows(self._app_pids_sql())}
         self._before = self._snapshot()
-        self._poller = _WaitPoller(self._conn, self._app, self._interval, self._errors)
-        if not self._prepared:
-            # psycopg prepares the poll on its first use: one more transaction of ours.
-            self._own_commits += 1
-            self._prepared = True
+        self._poller = _WaitPoller(
+            self._conn, self._app, self._interval, self._errors, self._foreign
+        )
         self._poller.start()
 
-    def abandon(self) -> None:
-        if self._poller is not None:
-            self._poller.stop()
-            self._own_commits += self._poller.polls
-            self._poller = None
-
-    def stop(self, result: SampleResult) -> Section:
+    def _end_poller(self) -> _WaitPoller | None:
+        """Stop the polling thread; it is forgotten only once it has ended, so close() cannot
+        close the connection under a thread still using it."""
         poller = self._poller
+        if poller is None:
+            return None
+        poller.stop()
+        if poller.alive:
+            raise RuntimeError(
+                f"wait-event sampling did not stop within {POLLER_JOIN_TIMEOUT_S:.0f}s"
+            )
         self._poller = None
-        waits: dict[str, Any] = {}
-        if poller is not None:
-            poller.stop()
-            self._own_commits += poller.polls
-            waits = poller.summary()
+        self._own_commits += poller.polls
+        if poller.polls and not self._prepared:
+            # The poll is prepared on its first use: one more transaction of ours.
+            self._own_commits += 1
+            self._prepared = True
+        return poller
+
+    def abandon(self) -> None:
+        self._end_poller()
+
+    def stop(self, result: SampleResult, interrupted: Interrupted = never) -> Section:
+        self._interrupted = interrupted
+        poller = self._end_poller()
+        waits: dict[str, Any] = poller.summary() if poller is not None else {}
         sessions_gone = self._wait_for_sessions(set(poller.pids) if poller else set())
         after = self._snapshot()
         before = self._before
@@ -327,6 +430,8 @@ class PostgresSampler:
         db_before, db_after = before["database"], after["database"]
         if db_before.get("stats_reset") != db_after.get("stats_reset"):
             invalid.append("pg_stat_database was reset during the sample")
+        if db_before.get("_postmaster_start") != db_after.get("_postmaster_start"):
+            invalid.append("the server restarted during the sample")
         db, negative = delta(db_before, db_after)
         db.pop("datid", None)
         db.pop("numbackends", None)
@@ -355,7 +460,9 @@ class PostgresSampler:
             else:
                 values["io"] = io
         if "statements" in before and "statements" in after:
-            values["statements"] = _statement_deltas(before["statements"], after["statements"])
+            values["statements"] = self._with_texts(
+                _statement_deltas(before["statements"], after["statements"])
+            )
 
         # Server CPU; the statistics connection's own backend is taken out.
         if "cpu" in before and "cpu" in after:
@@ -395,9 +502,14 @@ class PostgresSampler:
         if waits.get("error"):
             # A partial count would understate the waits: report none rather than too few.
             warnings.append(
-                StatsWarning(self.name, f"wait-event sampling stopped: {waits['error']}")
+                StatsWarning(
+                    self.name, self._scrub(f"wait-event sampling stopped: {waits['error']}")
+                )
             )
             waits["wait_s"] = None
+            waits["active_s"] = None
+            waits["on_cpu_s"] = None
+            waits["events"] = []
             waits["polls"] = 0
         values["waits"] = waits
         values["elapsed_s"] = after["_time"] - before["_time"]
@@ -407,10 +519,28 @@ class PostgresSampler:
             values["server_commits"] = None
         return Section(self.name, values, tuple(invalid), (*self.notes, *warnings))
 
+    def _with_texts(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The kept statements' texts, read once for the few that are kept."""
+        if not rows:
+            return rows
+        try:
+            texts = dict(
+                self._rows(
+                    "SELECT DISTINCT ON (queryid) queryid::text, left(query, 200)"
+                    " FROM pg_stat_statements WHERE queryid::text = ANY(%s)",
+                    ([r["queryid"] for r in rows],),
+                )
+            )
+        except self._errors:
+            texts = {}
+        return [{**r, "query": texts.get(r["queryid"])} for r in rows]
+
     def close(self) -> None:
-        if self._poller is not None:
-            self._poller.stop()
-        self._conn.close()
+        try:
+            if self._poller is not None:
+                self._poller.stop()
+        finally:
+            self._conn.close()
 
 
 class _WaitPoller:
@@ -421,9 +551,15 @@ class _WaitPoller:
     """
 
     def __init__(
-        self, conn: Any, app: str, interval_s: float, errors: tuple[type[BaseException], ...]
+        self,
+        conn: Any,
+        app: str,
+        interval_s: float,
+        errors: tuple[type[BaseException], ...],
+        foreign: set[int] | frozenset[int] = frozenset(),
     ) -> None:
         self._conn = conn
+        self._foreign = frozenset(foreign)
         self._app = app
         self._interval = interval_s
         self._errors = errors
@@ -438,6 +574,7 @@ class _WaitPoller:
         self._on_cpu = 0
         self._active = 0
         self._sessions = 0
+        self.max_sessions = 0
         self._t0 = 0.0
         self._t1 = 0.0
 
@@ -445,16 +582,25 @@ class _WaitPoller:
         self._t0 = time.monotonic()
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join()
+        # Bounded: a poll the server does not answer is cancelled by statement_timeout.
+        self._thread.join(timeout=POLLER_JOIN_TIMEOUT_S)
         self._t1 = time.monotonic()
 
     def _run(self) -> None:
+        # Aggregated on the server, from the function behind pg_stat_activity without the
+        # view's joins: a few rows per poll however many sessions run.
         sql = (
-            "SELECT pid, state, wait_event_type, wait_event FROM pg_stat_activity"
-            " WHERE application_name = %s AND pid <> pg_backend_pid()"
+            "SELECT wait_event_type, wait_event, count(*) FILTER (WHERE state = 'active'),"
+            " count(*), array_agg(pid) FROM pg_stat_get_activity(NULL)"
+            " WHERE application_name = %s AND pid <> pg_backend_pid() GROUP BY 1, 2"
         )
+        rng = random.Random()
         next_at = time.monotonic()
         cpu0 = time.thread_time()
         cur = self._conn.cursor()
@@ -468,18 +614,28 @@ class _WaitPoller:
             while not self._stop.is_set():
                 rows = poll()
                 self.polls += 1
-                for pid, state, wtype, wevent in rows:
-                    self.pids.add(pid)
-                    self._sessions += 1
-                    if state != "active":
+                sessions = 0
+                for wtype, wevent, active, total, pids in rows:
+                    foreign = self._foreign.intersection(pids)
+                    if foreign:
+                        continue  # rare: another client's group; skip rather than guess
+                    self.pids.update(pids)
+                    sessions += total
+                    if not active:
                         continue
-                    self._active += 1
+                    self._active += active
                     if wevent is None:
-                        self._on_cpu += 1
+                        self._on_cpu += active
                     else:
-                        self._events[(wtype or "", wevent)] += 1
-                next_at += self._interval
-                self._stop.wait(max(next_at - time.monotonic(), 0.0))
+                        self._events[(wtype or "", wevent)] += active
+                self._sessions += sessions
+                self.max_sessions = max(self.max_sessions, sessions)
+                # Jittered steps (±50%) cannot phase-lock with periodic server activity
+                # (wal_writer_delay, checkpoints); a late poll skips the missed ticks instead
+                # of firing them back to back. The measured mean interval converts counts.
+                now = time.monotonic()
+                next_at = max(next_at + self._interval * rng.uniform(0.5, 1.5), now)
+                self._stop.wait(next_at - now)
         except self._errors as exc:
             self.error = _first(exc)
         finally:
@@ -501,6 +657,7 @@ class _WaitPoller:
             "active_s": self._active * step,
             "on_cpu_s": self._on_cpu * step,
             "mean_sessions": self._sessions / self.polls if self.polls else 0.0,
+            "max_sessions": self.max_sessions,
             "poller_cpu_s": self.cpu_s,
             "events": events,
             "error": self.error,
@@ -508,23 +665,22 @@ class _WaitPoller:
 
 
 def _statement_deltas(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per query id, after − before; an entry evicted or reset in between (a negative delta)
+    is dropped rather than reported wrong."""
     out = []
     for qid, row in after.items():
         old = before.get(qid, {})
-        calls = row["calls"] - old.get("calls", 0)
-        if calls <= 0:
+        d = {
+            "queryid": qid,
+            "calls": row["calls"] - old.get("calls", 0),
+            "total_exec_ms": row["total_exec_time"] - old.get("total_exec_time", 0.0),
+            "rows": row["rows"] - old.get("rows", 0),
+            "shared_blks_hit": row["shared_blks_hit"] - old.get("shared_blks_hit", 0),
+            "shared_blks_read": row["shared_blks_read"] - old.get("shared_blks_read", 0),
+        }
+        if d["calls"] <= 0 or any(v < 0 for k, v in d.items() if k != "queryid"):
             continue
-        out.append(
-            {
-                "queryid": qid,
-                "query": row["query"],
-                "calls": calls,
-                "total_exec_ms": row["total_exec_time"] - old.get("total_exec_time", 0.0),
-                "rows": row["rows"] - old.get("rows", 0),
-                "shared_blks_hit": row["shared_blks_hit"] - old.get("shared_blks_hit", 0),
-                "shared_blks_read": row["shared_blks_read"] - old.get("shared_blks_read", 0),
-            }
-        )
+        out.append(d)
     out.sort(key=lambda r: -r["total_exec_ms"])
     return out[:_STATEMENTS_KEPT]
 

@@ -8,13 +8,23 @@ process, they are the database's CPU and I/O.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 import psutil  # type: ignore[import-untyped]
 
 from wannabet.engine.base import SampleResult
-from wannabet.samplers.base import Section, StatsWarning, delta
+from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
+
+
+def allowed_cores() -> int | None:
+    """Cores this process may run on: its CPU affinity where the OS has one, else all."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        count: int | None = psutil.cpu_count(logical=True)
+        return count
 
 
 def engine_section(result: SampleResult) -> Section:
@@ -65,10 +75,10 @@ class ProcessSampler:
                 }
         return snap
 
-    def start(self) -> None:
+    def start(self, interrupted: Interrupted = never) -> None:
         self._before = self._snapshot()
 
-    def stop(self, result: SampleResult) -> Section:
+    def stop(self, result: SampleResult, interrupted: Interrupted = never) -> Section:
         deltas, negative = delta(self._before, self._snapshot())
         warnings: tuple[StatsWarning, ...] = ()
         values: dict[str, Any] = dict(deltas)
@@ -82,7 +92,7 @@ class ProcessSampler:
         # fsync calls are not counted by any OS interface we can read without tracing the
         # process; unknown is the honest value (docs/statistics.md).
         values["fsync_calls"] = None
-        values["cores"] = psutil.cpu_count(logical=True)
+        values["cores"] = allowed_cores()
         return Section(
             self.name,
             values,
@@ -99,10 +109,10 @@ class EngineSampler:
 
     name = "engine"
 
-    def start(self) -> None:
+    def start(self, interrupted: Interrupted = never) -> None:
         pass
 
-    def stop(self, result: SampleResult) -> Section:
+    def stop(self, result: SampleResult, interrupted: Interrupted = never) -> Section:
         return engine_section(result)
 
     def close(self) -> None:

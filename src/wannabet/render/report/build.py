@@ -5,13 +5,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from wannabet.analysis.bayes import BayesOptions
 from wannabet.errors import AnalysisError
-from wannabet.render.markdown import comparison_markdown, strip_control
+from wannabet.render.markdown import comparison_markdown, one_line, strip_control
 from wannabet.render.report import charts
-from wannabet.render.report.data import ReportData, aggregate_only, load_report_data
+from wannabet.render.report.data import (
+    ConditionData,
+    ReportData,
+    aggregate_only,
+    load_report_data,
+)
 from wannabet.render.report.page import Chart, render_page
 from wannabet.render.summary import fmt_num
 from wannabet.store import ConditionRow, RunInfo, Store
@@ -130,6 +136,8 @@ class Report:
     markdown: str
     doc: Mapping[str, Any] | None
     charts: tuple[str, ...] = field(default=())
+    #: Why there is no verdict (the analysis' one-line error), None when there is one.
+    problem: str | None = None
 
 
 def build_report(
@@ -191,8 +199,8 @@ def build_report(
             bayes=opts.bayes,
         )
     except AnalysisError as exc:
-        # A run whose conditions cannot be compared (one without a single successful
-        # transaction, say) still deserves its report: everything but the verdict.
+        # A run whose conditions cannot be compared (every condition without a single
+        # successful transaction, say) still deserves its page: everything but the verdict.
         doc, problem = None, str(exc)
     else:
         doc = comparison.to_dict()
@@ -208,7 +216,7 @@ def build_report(
             bayes = getattr(comparison, "bayes", None)
     if not html:
         markdown = comparison_markdown(doc) if doc is not None else f"No comparison: {problem}\n"
-        return Report(html="", markdown=markdown, doc=doc)
+        return Report(html="", markdown=markdown, doc=doc, problem=problem)
     several = len(runs) > 1
     labels = [
         [f"{r.run_id}:{c.label}" if several else c.label for c in store.conditions(r.run_id)]
@@ -238,6 +246,7 @@ def build_report(
         bayes,
         unit_of_work,
         {r.run_id: store.conditions(r.run_id) for r in runs},
+        store.path,
     )
     built: list[Chart] = []
 
@@ -250,7 +259,10 @@ def build_report(
 
     context["charts"] = {
         "histogram_log": chart(
-            "histogram-log", "Response times (log x)", charts.histogram(data, log_x=True)
+            "histogram-log",
+            "Response times (log x)",
+            charts.histogram(data, log_x=True),
+            _kde_note(data),
         ),
         "histogram_linear": chart(
             "histogram-linear", "Response times (linear x)", charts.histogram(data, log_x=False)
@@ -285,7 +297,57 @@ def build_report(
     }
     page = render_page(context, built)
     markdown = comparison_markdown(doc) if doc is not None else f"No comparison: {problem}\n"
-    return Report(html=page, markdown=markdown, doc=doc, charts=tuple(c.key for c in built))
+    return Report(
+        html=page,
+        markdown=markdown,
+        doc=doc,
+        charts=tuple(c.key for c in built),
+        problem=problem,
+    )
+
+
+def _tx_quantile(cd: ConditionData | None, i: int) -> float | None:
+    if cd is None or cd.latency is None or cd.latency.n == 0:
+        return None
+    return float(cd.latency.quantiles.values[i])
+
+
+def condition_notes(data: ReportData) -> list[str]:
+    """Warnings about conditions with nothing to plot: all failed, or nothing measured."""
+    notes = []
+    for cd in data.conditions:
+        if cd.transactions and cd.errors == cd.transactions:
+            kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(cd.errors_by_status.items()))
+            notes.append(
+                f"{cd.label}: no successful transaction; all {cd.transactions:,} failed"
+                + (f" ({kinds})" if kinds else "")
+                + ". It has no response times to plot."
+            )
+        elif data.per_transaction and cd.samples and not cd.transactions:
+            # Warm-up transactions are not counted (unless included), so a condition whose
+            # every transaction was warm-up has none, and no latencies either.
+            notes.append(
+                f"{cd.label}: no measured transactions (all warm-up or empty samples);"
+                " lengthen the samples or shorten the warm-up."
+            )
+    return notes
+
+
+def _kde_note(data: ReportData) -> str:
+    """The bandwidth of each smoothed density, so a reader can judge a second bump."""
+    parts = [
+        f"{one_line(c.label)} {c.latency.kde_bandwidth:.3g}"
+        for c in data.conditions
+        if c.latency is not None and c.latency.kde_bandwidth is not None
+    ]
+    if not parts:
+        return ""
+    return (
+        "Curve: Gaussian kernel on log10(ms), bandwidth by Scott's rule (kernel sd in decades): "
+        + "; ".join(parts)
+        + ". A bump narrower than about twice the bandwidth is smoothed away; the"
+        " analysis' bimodality check works on the data, not on this curve."
+    )
 
 
 def _stored_unit_of_work(store: Store, runs: Sequence[RunInfo], several: bool) -> UnitOfWork | None:
@@ -346,8 +408,25 @@ def _text(x: Any) -> str:
     return strip_control(str(x))
 
 
+def shown_target(target: str | None, results: Path) -> str:
+    """The run's target as the page shows it: a SQLite file in the results file's directory
+    (where ``run`` creates one by default) relative to it, so a mailed page carries no
+    machine path; anything else as stored."""
+    if not target:
+        return "–"
+    prefix = "sqlite:///"
+    if target.lower().startswith(prefix):
+        path = Path(target[len(prefix) :])
+        base = results.resolve().parent
+        if path.is_absolute() and path.parent == base:
+            return f"{prefix}{path.name} (next to the results file)"
+    return target
+
+
 def _design(
-    runs: Sequence[RunInfo], store_conditions: Mapping[int, Sequence[ConditionRow]]
+    runs: Sequence[RunInfo],
+    store_conditions: Mapping[int, Sequence[ConditionRow]],
+    results: Path,
 ) -> list[dict[str, Any]]:
     from wannabet.verdicts import flatten_environment
 
@@ -370,6 +449,7 @@ def _design(
         out.append(
             {
                 "run": r,
+                "target": shown_target(r.target, results),
                 "factors": [(k, ", ".join(v)) for k, v in factors.items()],
                 "conditions": [(c.label, "; ".join(c.session_sql + c.system_sql)) for c in conds],
                 "blocks": sorted(blocks.items()),
@@ -397,6 +477,7 @@ def _context(
     bayes: Any | None,
     unit_of_work: UnitOfWork | None,
     store_conditions: Mapping[int, Sequence[ConditionRow]],
+    results: Path,
 ) -> dict[str, Any]:
     from wannabet.analysis.diagnostics import environment_differences
     from wannabet.verdicts import flatten_environment
@@ -458,22 +539,14 @@ def _context(
                 "cv": "–" if c["cv"] is None else f"{100 * c['cv']:.1f}%",
                 "ci": _interval(c["clt"]["mean_ci95"]),
                 "transactions": "–" if cd is None else f"{cd.transactions:,}",
+                # Percentiles of the transactions themselves, beside those of the sample means.
+                "tx_p50": _num(_tx_quantile(cd, 2)) if metric == "latency" else "–",
+                "tx_p95": _num(_tx_quantile(cd, 4)) if metric == "latency" else "–",
                 "errors": "–" if cd is None else f"{cd.errors:,}",
                 "bet": c["clt"].get("bet") or "",
             }
         )
-    notes = []
-    for cd in data.conditions:
-        ok = cd.latency.n if cd.latency is not None else None
-        if cd.transactions and cd.errors == cd.transactions:
-            kinds = ", ".join(f"{k} {v:,}" for k, v in sorted(cd.errors_by_status.items()))
-            notes.append(
-                f"{cd.label}: no successful transaction; all {cd.transactions:,} failed"
-                + (f" ({kinds})" if kinds else "")
-                + ". It has no response times to plot."
-            )
-        elif data.per_transaction and ok == 0 and cd.samples:
-            notes.append(f"{cd.label}: no measured transactions (all warm-up or empty samples).")
+    notes = condition_notes(data)
     diagnostics = [
         {"condition": c["condition"], **d}
         for c in (doc or {}).get("conditions", [])
@@ -485,6 +558,22 @@ def _context(
             {"term": e.term, "mean": _pct(e.mean_pct), "hdi": _interval(list(e.hdi_pct), "%")}
         )
     question = runs[0].description or runs[0].name
+    level = (doc or {}).get("level", opts.level)
+    n_samples = sorted({int(c["n"]) for c in (doc or {}).get("conditions", [])})
+    if level == "sample":
+        what = "sample means" if metric == "latency" else "per-sample throughputs"
+        n_text = " or ".join(str(n) for n in n_samples) or "–"
+        cond_caption = (
+            f"Sample level: n, mean, sd, median, p95, p99, CV and the CI are statistics of"
+            f" the {n_text} {what} of each condition, not of single transactions."
+        )
+        if metric == "latency":
+            cond_caption += (
+                " The columns “transaction p50/p95” are percentiles of the measured"
+                " transactions themselves."
+            )
+    else:
+        cond_caption = "Transaction level: n counts transactions; the statistics are theirs."
     uow_rows = []
     if unit_of_work is not None:
         for row in unit_of_work.rows:
@@ -505,7 +594,9 @@ def _context(
         "runs": runs,
         "metric": metric,
         "unit": unit,
-        "level": (doc or {}).get("level", opts.level),
+        "level": level,
+        "cond_caption": cond_caption,
+        "timed": data.timed,
         "alpha": alpha,
         "rope": rope,
         "ci_level": f"{100 * (1 - alpha):g}%",
@@ -513,7 +604,7 @@ def _context(
         "sentences": sentences,
         "problem": problem,
         "env_diff": env_diff,
-        "design": _design(runs, store_conditions),
+        "design": _design(runs, store_conditions, results),
         "verdict_rows": verdict_rows,
         "has_bayes": bool(pairs),
         "bayes": bayes,

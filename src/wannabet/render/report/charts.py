@@ -16,10 +16,13 @@ import altair as alt
 import numpy as np
 from scipy import stats
 
+from wannabet.render.markdown import one_line
 from wannabet.render.report.data import QUANTILES, ConditionData, ReportData
 
 WIDTH = 540
 FACET_HEIGHT = 70
+#: Widest facet header label in pixels; a longer one ends in an ellipsis (tooltips show it all).
+LABEL_LIMIT = 200
 
 
 def _r(x: float | None) -> float | None:
@@ -41,10 +44,32 @@ def _tag(kind: str, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{**r, "kind": kind} for r in rows]
 
 
+def _one_line(value: Any) -> Any:
+    if isinstance(value, str):
+        return one_line(value)
+    if isinstance(value, dict):
+        return {k: _one_line(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_one_line(v) for v in value]
+    return value
+
+
 def _spec(chart: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = chart.to_dict()
+    """The chart as a Vega-Lite dict, every string in it on one clean line.
+
+    Vega-Lite compiles ``sort`` arrays of labels into Vega expressions with plain
+    ``JSON.stringify``, which leaves U+2028/U+2029 raw, and Vega's expression parser rejects
+    them. Cleaning every string of the finished spec (the data values and the sort arrays
+    alike) keeps the labels matching each other, whatever a label holds.
+    """
+    spec: dict[str, Any] = _one_line(chart.to_dict())
     spec.setdefault("config", {})["font"] = "system-ui, sans-serif"
     return spec
+
+
+def _header() -> alt.Header:
+    # Long labels (several factors, several runs) are cut with an ellipsis, not at 200 px.
+    return alt.Header(labelAngle=0, labelLimit=LABEL_LIMIT)
 
 
 def _order(conditions: Sequence[ConditionData]) -> list[str]:
@@ -129,7 +154,7 @@ def histogram(report: ReportData, *, log_x: bool) -> dict[str, Any] | None:
         base_bars, line, data=_data(_tag("bar", bars) + _tag("kde", curve))
     ).properties(width=WIDTH, height=FACET_HEIGHT)
     chart = layered.facet(
-        row=alt.Row("condition:N", sort=_order(with_data), header=alt.Header(labelAngle=0))
+        row=alt.Row("condition:N", sort=_order(with_data), header=_header())
     ).resolve_scale(y="independent")
     return _spec(chart)
 
@@ -277,7 +302,7 @@ def heatmap(report: ReportData) -> dict[str, Any] | None:
             ],
         )
         .properties(width=WIDTH, height=110)
-        .facet(row=alt.Row("condition:N", sort=_order(conds), header=alt.Header(labelAngle=0)))
+        .facet(row=alt.Row("condition:N", sort=_order(conds), header=_header()))
     )
     return _spec(chart)
 
@@ -373,7 +398,7 @@ def deviation_groups(report: ReportData, key: str) -> dict[str, Any] | None:
     chart = (
         alt.layer(whisker, box, med)
         .properties(width=WIDTH, height=16 * per + 10)
-        .facet(row=alt.Row("condition:N", sort=conds, header=alt.Header(labelAngle=0)))
+        .facet(row=alt.Row("condition:N", sort=conds, header=_header()))
         .resolve_scale(y="independent")
     )
     return _spec(chart)
@@ -444,7 +469,7 @@ def clt(report: ReportData, doc: Mapping[str, Any]) -> dict[str, Any] | None:
     chart = (
         alt.layer(*layers, data=_data(rows))
         .properties(width=WIDTH, height=FACET_HEIGHT + 20)
-        .facet(row=alt.Row("condition:N", sort=order, header=alt.Header(labelAngle=0)))
+        .facet(row=alt.Row("condition:N", sort=order, header=_header()))
         .resolve_scale(x="independent", y="independent")
     )
     return _spec(chart)
@@ -514,7 +539,7 @@ def posterior(pairs: Sequence[Any], rope_pct: float) -> dict[str, Any] | None:
     chart = (
         alt.layer(rope, area, line, data=_data(rows))
         .properties(width=WIDTH, height=FACET_HEIGHT + 20)
-        .facet(row=alt.Row("pair:N", sort=order, header=alt.Header(labelAngle=0), title=None))
+        .facet(row=alt.Row("pair:N", sort=order, header=_header(), title=None))
         .resolve_scale(x="independent", y="independent")
     )
     return _spec(chart)

@@ -70,12 +70,13 @@ class LatencyData:
     linear_beyond: int
     log_density: tuple[float, ...] | None
     kde_n: int  # latencies behind the density: min(n, KDE_SUBSAMPLE)
+    kde_bandwidth: float | None  # kernel sd in decades of ms (Scott's rule); None without one
     quantiles: Quantiles
     min_ms: float
     max_ms: float
     by_session: Mapping[int, Quantiles]
     by_period: Mapping[int, Quantiles]
-    heat: tuple[tuple[int, int, int], ...]  # (time bucket, latency bucket, count)
+    heat: tuple[tuple[int, int, int], ...]  # (time bucket, latency bucket, count); () untimed
     heat_bucket_s: float  # seconds per time bucket (the run's span / HEAT_TIME_BINS)
 
 
@@ -112,11 +113,23 @@ class ReportData:
     conditions: tuple[ConditionData, ...]
     axes: Axes | None
     per_transaction: bool
+    #: False when a run was imported without timestamps (every start_ns is 0): then nothing
+    #: is drawn against time (no heatmap, no periods).
+    timed: bool = True
 
 
 def aggregate_only(run: RunInfo) -> bool:
     s = run.settings or {}
     return bool(s.get("aggregates_only") or s.get("log") == "aggregate")
+
+
+def timed(run: RunInfo) -> bool:
+    """Whether the run's transactions carry real start times.
+
+    Imports without a time column (hyperfine, CSV without ``--time``) store ``timed = false``
+    and a start time of 0 for every transaction, as :mod:`wannabet.datasets` reads them.
+    """
+    return bool((run.settings or {}).get("timed", True))
 
 
 def _latency_sql(include_warmup: bool) -> str:
@@ -166,6 +179,7 @@ def load_report_data(
         Seed of the subsample for the density estimate.
     """
     per_tx = any(not aggregate_only(r) and r.transactions > 0 for r in runs)
+    with_time = all(timed(r) for r in runs)
     sql = _latency_sql(include_warmup)
     axes = None
     with store.read() as con:
@@ -198,7 +212,9 @@ def load_report_data(
             conditions += _run_conditions(
                 con, store, r, run_labels, axes, sql, metric, include_warmup, seed
             )
-    return ReportData(tuple(runs), tuple(conditions), axes, per_tx and axes is not None)
+    return ReportData(
+        tuple(runs), tuple(conditions), axes, per_tx and axes is not None, timed=with_time
+    )
 
 
 def _run_conditions(
@@ -240,7 +256,7 @@ def _run_conditions(
     samples = store.samples(rid)
     latency: dict[int, LatencyData] = {}
     if axes is not None and run.transactions > 0:
-        latency = _latencies(con, rid, axes, sql, seed)
+        latency = _latencies(con, rid, axes, sql, seed, with_time=timed(run))
     out = []
     for row, label in zip(rows, labels, strict=True):
         cid = row.condition_id
@@ -295,7 +311,9 @@ def _bin_counts(pairs: Sequence[tuple[Any, Any]], n: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def _latencies(con: Any, rid: int, axes: Axes, sql: str, seed: int) -> dict[int, LatencyData]:
+def _latencies(
+    con: Any, rid: int, axes: Axes, sql: str, seed: int, *, with_time: bool = True
+) -> dict[int, LatencyData]:
     lo, hi = axes.log_edges[0], axes.log_edges[-1]
     w_log = (hi - lo) / HIST_BINS
     lin_hi = axes.linear_edges[-1]
@@ -339,7 +357,10 @@ def _latencies(con: Any, rid: int, axes: Axes, sql: str, seed: int) -> dict[int,
             grouped.setdefault(int(cid), []).append((b, c))
         for cid, pairs in grouped.items():
             slot(cid)[kind] = _bin_counts(pairs, count)
-    for key, expr in (("session", "session"), ("period", f"floor(sec / {axes.period_seconds})")):
+    groups = [("session", "session")]
+    if with_time:  # without timestamps every transaction would fall in period 0
+        groups.append(("period", f"floor(sec / {axes.period_seconds})"))
+    for key, expr in groups:
         for cid, k, n, qs in con.execute(
             f"SELECT condition_id, {expr} AS k, count(*), quantile_cont(ms, {q})"
             f" FROM ({base}) GROUP BY condition_id, k ORDER BY condition_id, k",
@@ -347,15 +368,20 @@ def _latencies(con: Any, rid: int, axes: Axes, sql: str, seed: int) -> dict[int,
         ).fetchall():
             slot(cid)[key][int(k)] = Quantiles(int(n), tuple(qs))
     heat: dict[int, list[tuple[int, int, int]]] = {}
-    for cid, tb, lb, c in con.execute(
-        f"""SELECT condition_id,
+    heat_rows = (
+        []
+        if not with_time
+        else con.execute(
+            f"""SELECT condition_id,
                    least(floor(sec / {heat_w}), {HEAT_TIME_BINS - 1}) AS tb,
                    least(greatest(floor((lg - {axes.heat_log_edges[0]}) / {heat_lw}), 0),
                          {HEAT_LATENCY_BINS - 1}) AS lb,
                    count(*)
             FROM ({base}) GROUP BY condition_id, tb, lb ORDER BY condition_id, tb, lb""",
-        [rid],
-    ).fetchall():
+            [rid],
+        ).fetchall()
+    )
+    for cid, tb, lb, c in heat_rows:
         heat.setdefault(int(cid), []).append((int(tb), int(lb), int(c)))
     out = {}
     grid = np.asarray(axes.kde_grid)
@@ -369,7 +395,7 @@ def _latencies(con: Any, rid: int, axes: Axes, sql: str, seed: int) -> dict[int,
             f" USING SAMPLE reservoir({KDE_SUBSAMPLE} ROWS) REPEATABLE ({int(seed)})",
             [rid, cid],
         ).fetchnumpy()["lg"]
-        density = _log_density(np.asarray(sub, dtype=np.float64), grid)
+        density, bandwidth = _log_density(np.asarray(sub, dtype=np.float64), grid)
         lin = d.get("linear", (0,) * HIST_BINS)
         out[cid] = LatencyData(
             n=d["n"],
@@ -378,6 +404,7 @@ def _latencies(con: Any, rid: int, axes: Axes, sql: str, seed: int) -> dict[int,
             linear_beyond=d["n"] - sum(lin),
             log_density=density,
             kde_n=len(sub),
+            kde_bandwidth=bandwidth,
             quantiles=d["q"],
             min_ms=float(d["min"]),
             max_ms=float(d["max"]),
@@ -389,18 +416,19 @@ def _latencies(con: Any, rid: int, axes: Axes, sql: str, seed: int) -> dict[int,
     return out
 
 
-def _log_density(lg: np.ndarray, grid: np.ndarray) -> tuple[float, ...] | None:
-    """Gaussian KDE of log10 latencies on ``grid``; None when it is undefined.
+def _log_density(lg: np.ndarray, grid: np.ndarray) -> tuple[tuple[float, ...] | None, float | None]:
+    """Gaussian KDE of log10 latencies on ``grid`` and its bandwidth (the kernel's sd, in
+    decades); ``(None, None)`` when it is undefined.
 
     A KDE needs at least two distinct values (otherwise its covariance is singular).
     """
     if lg.size < 2 or float(np.ptp(lg)) == 0.0:
-        return None
+        return None, None
     try:
         kde = stats.gaussian_kde(lg)
     except np.linalg.LinAlgError:
-        return None
+        return None, None
     f = kde(grid)
     if not np.all(np.isfinite(f)):
-        return None
-    return tuple(float(x) for x in f)
+        return None, None
+    return tuple(float(x) for x in f), float(np.sqrt(kde.covariance[0, 0]))

@@ -57,6 +57,13 @@ def json_for_html(value: Any) -> Markup:
     return Markup(_UNSAFE_RE.sub(lambda m: _UNSAFE[m.group()], text))
 
 
+def vega_lite_version() -> str:
+    """The Vega-Lite version of Altair's schema in vl-convert's spelling (``"v6_4"``)."""
+    import altair
+
+    return "_".join(altair.SCHEMA_VERSION.split(".")[:2])
+
+
 @functools.cache
 def vega_runtime() -> Markup:
     """vega-embed with Vega and Vega-Lite, as one script exposing ``window.vegaEmbed``.
@@ -66,8 +73,9 @@ def vega_runtime() -> Markup:
     """
     import vl_convert
 
-    # The stub makes the optional snippet required.
-    bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]
+    # The runtime's Vega-Lite must be the one Altair writes its specs for (vl-convert's
+    # default is its newest), as Altair's own inline renderer chooses it.
+    bundle = vl_convert.javascript_bundle(vl_version=vega_lite_version())  # type: ignore[call-arg]
     if re.search(r"</script", bundle, re.IGNORECASE):
         bundle = re.sub(r"</(script)", r"<\\/\1", bundle, flags=re.IGNORECASE)
     return Markup(bundle)
