@@ -237,12 +237,14 @@ def test_the_curve_passes_through_the_measured_point() -> None:
     assert c.wait_ms < u.wait_ms_per_unit.mean  # type: ignore[union-attr]
 
 
-def test_a_point_below_the_cpu_model_is_drawn_on_the_curve_and_noted() -> None:
+def test_a_point_below_the_cpu_model_stays_where_measured_and_is_noted() -> None:
     # M/M/1, S = 2 ms at 300/s: the model says 5 ms, the measurement 3 ms.
     curve, note = calibrated_curve(2.0, 3.0, 1, 300.0)
     assert curve is not None and curve.wait_ms == 0.0
-    assert curve.operating_response_ms == pytest.approx(5.0)
-    assert note is not None and "model's value" in note
+    assert curve.operating_response_ms == pytest.approx(3.0)
+    assert curve.response_at(300.0) == pytest.approx(5.0)
+    assert 300.0 in curve.units_per_s  # the curve reaches the measured rate
+    assert note is not None and "5 ms" in note and "upper bound" in note
     none, why = calibrated_curve(2.0, 3.0, 1, 600.0)
     assert none is None and why is not None and "capacity" in why
 

@@ -117,7 +117,9 @@ def test_to_dict_contract(level):
         "conditions",
         "omnibus",
         "comparisons",
+        "excluded",
     ]
+    assert d["excluded"] == []
     assert d["run"] is None and d["metric"] == "latency" and d["unit"] == "ms"
     assert d["level"] == level
     for c in d["conditions"]:

@@ -297,6 +297,9 @@ def response_curve(
     if not math.isfinite(capacity):
         return None  # a service time too small to measure: no queue to draw
     lam = np.linspace(0.0, 0.98 * capacity, points)
+    if 0.0 < operating_units_per_s < capacity:
+        # The curve reaches the operating rate even when it lies above 98% of capacity.
+        lam = np.union1d(lam, [operating_units_per_s])
     resp = [wait_ms + mmm_response_ms(service_ms, cores, float(x)) for x in lam]
     return ResponseCurve(
         cores=cores,
@@ -328,12 +331,15 @@ def calibrated_curve(
     fixed = response_ms - cpu_part
     note = None
     if fixed < 0:
+        # Typical of a closed loop with few sessions: at most sessions - 1 requests can queue,
+        # so an open-system queue overstates the wait. The point stays where it was measured.
         note = (
-            "the CPU model's response at the measured rate exceeds the measured response:"
-            " the operating point is drawn at the model's value"
+            f"the M/M/{servers} model gives {cpu_part:.3g} ms at the measured rate, more than"
+            f" the {response_ms:.3g} ms measured (few sessions cannot queue like an open"
+            " system): the curve is an upper bound here"
         )
         fixed = 0.0
-    curve = response_curve(service_ms, fixed, servers, units_per_s, fixed + cpu_part)
+    curve = response_curve(service_ms, fixed, servers, units_per_s, response_ms)
     return curve, note
 
 
