@@ -14,8 +14,9 @@ Per condition, over its samples (one observation per sample, as everywhere in wa
 
 Each is a mean over samples with a Student-t interval. The M/M/m curve (Erlang C) with the
 service time fitted as the mean CPU per unit shows where a condition sits on its response-time
-curve and what a change of service time does at higher arrival rates. m is the server's cores;
-for SQLite a unit that writes has m = 1, since SQLite lets one writer in at a time. The curve
+curve and what a change of service time does at higher arrival rates. m is the server's cores
+(for SQLite, the cores the engine's threads may use: the model is of the CPU, and SQLite's one
+write lock, which no CPU model captures, can saturate before it). The curve
 is calibrated through the measured point: the fixed (non-CPU) wait is the measured response
 minus the model's CPU response at the measured λ, floored at 0 (then the point is drawn at the
 model's value and a note says so).
@@ -374,7 +375,6 @@ def unit_of_work(
     event_wait: dict[tuple[str, str], float] = defaultdict(float)
     wait_units = 0
     worst: float | None = None
-    writes = False
     # The PostgreSQL engine always counts server commits; the sampler may still have failed.
     postgres = any("server_commits" in s["engine"] or "postgres" in s for s in valid)
     warned = list(dict.fromkeys(w for s in samples for w in s.get("warnings", [])))
@@ -431,7 +431,6 @@ def unit_of_work(
             cores = proc.get("cores")
             # SQLite takes one write lock per database: units that write are served one at a
             # time whatever the cores.
-            writes = writes or int(eng.get("cache_write") or 0) > 0
             for key in _CLIENT_IO:
                 if proc.get(key) is not None:
                     io[key].append(proc[key] / units)
@@ -462,11 +461,9 @@ def unit_of_work(
         if total_wait > 0
     )
     lam_e = t_estimate(lam)
-    servers = 1 if (writes and not postgres) else (min(cores_seen) if cores_seen else None)
-    if writes and not postgres:
-        notes.append(
-            "SQLite admits one writer at a time: the curve uses m = 1 server, not the cores"
-        )
+    # m = 1 for SQLite writers would overstate the queue: only the part of a commit that holds
+    # the write lock is serialised, the rest of the engine thread's CPU runs in parallel.
+    servers = min(cores_seen) if cores_seen else None
     curve = None
     if cpu_e is not None and resp_e and lam_e and servers:
         curve, note = calibrated_curve(cpu_e.mean, resp_e.mean, servers, lam_e.mean)
