@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,24 +18,9 @@ from wannabet.errors import AnalysisError, SpecError
 from wannabet.spec import parse_experiment
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.sufficient import load_sample_stats
+from wannabet.testing.cli import plain_env, wannabet
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def plain_env() -> dict[str, str]:
-    # pytest exports COLUMNS=80 to children; wannabet then fits tables to 80 columns.
-    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-
-
-def wannabet(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wannabet", *args],
-        capture_output=True,
-        text=True,
-        env=plain_env(),
-        timeout=300,
-        check=False,
-    )
 
 
 QUICK = ["--samples", "4", "--duration", "0.4s", "--warmup", "0.1s"]

@@ -15,30 +15,12 @@ import pytest
 from wannabet.errors import StoreError
 from wannabet.store import Store
 from wannabet.testing import ThrowawayPostgres
+from wannabet.testing.cli import plain_env, wannabet
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def plain_env() -> dict[str, str]:
-    # pytest exports COLUMNS=80 to children; wannabet then (rightly) fits tables to 80 columns.
-    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-
-
 QUICK = ["--samples", "2", "--duration", "0.5s", "--warmup", "0.2s"]
-
-
-def wannabet(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wannabet", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env or plain_env(),
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")

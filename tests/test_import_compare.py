@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from wannabet.store import Store
+from wannabet.testing import cli
+
+# Imports of small fixtures: a hang shows within two minutes.
+wannabet = functools.partial(cli.wannabet, timeout=120)
 
 FIVE_GROUP_MEANS = [38.2, 34.7, 41.2, 43.9, 42.1]
 # The thirty child-sample means listed in the CLT article (exponential parent, mean 5).
@@ -19,14 +21,6 @@ THIRTY_CHILD_MEANS = [
     4.422, 5.21073, 4.33155, 6.78821, 5.38437, 5.38456, 5.80179, 4.60562, 4.87516, 6.77315,
     5.38634, 5.55096, 5.43312, 4.48588, 4.75642, 5.06397, 4.43674, 4.72971, 5.00164, 6.06055,
 ]  # fmt: skip
-
-
-def wannabet(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run(
-        [sys.executable, "-m", "wannabet", *args],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
 
 
 def write_csv(path: Path, header: str, rows: list[str]) -> Path:

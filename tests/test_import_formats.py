@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from wannabet.store import Store
+from wannabet.testing import cli
+
+# Imports of small fixtures: a hang shows within two minutes.
+wannabet = functools.partial(cli.wannabet, timeout=120)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "import"
-
-
-def wannabet(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run(
-        [sys.executable, "-m", "wannabet", *args],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
 
 
 def ok(*args: str) -> str:

@@ -4,10 +4,8 @@ against pgbench's own summary."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,16 +15,9 @@ import pytest
 from wannabet.importers import parse_summary
 from wannabet.store import Store
 from wannabet.testing import ThrowawayPostgres
+from wannabet.testing.cli import wannabet
 
 DATABASE = "wannabet_import"
-
-
-def wannabet(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run(
-        [sys.executable, "-m", "wannabet", *args],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
 
 
 def ok(*args: str) -> str:

@@ -25,6 +25,7 @@ from wannabet.spec import load_experiment
 from wannabet.store import Store
 from wannabet.targets import Target, parse_target
 from wannabet.testing import ThrowawayPostgres
+from wannabet.testing.cli import wannabet
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 WAL_FLUSH = {"WALSync", "WALWrite", "WALWriteLock"}
@@ -279,23 +280,15 @@ def test_a_transaction_type_can_be_the_unit(sqlite_run: tuple[Store, int]) -> No
 
 def test_summary_json_gains_unit_of_work(sqlite_run: tuple[Store, int], tmp_path: Path) -> None:
     store, run_id = sqlite_run
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "wannabet",
-            "summary",
-            "--results",
-            str(store.path),
-            "--run",
-            str(run_id),
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
+    proc = wannabet(
+        "summary",
+        "--results",
+        str(store.path),
+        "--run",
+        str(run_id),
+        "--format",
+        "json",
         timeout=120,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     for cond in json.loads(proc.stdout)["conditions"]:
@@ -309,25 +302,17 @@ def test_summary_json_gains_unit_of_work(sqlite_run: tuple[Store, int], tmp_path
 
 def test_summary_markdown_has_the_unit_of_work_table(sqlite_run: tuple[Store, int]) -> None:
     store, run_id = sqlite_run
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "wannabet",
-            "summary",
-            "--results",
-            str(store.path),
-            "--run",
-            str(run_id),
-            "--format",
-            "markdown",
-            "--unit",
-            "update",
-        ],
-        capture_output=True,
-        text=True,
+    proc = wannabet(
+        "summary",
+        "--results",
+        str(store.path),
+        "--run",
+        str(run_id),
+        "--format",
+        "markdown",
+        "--unit",
+        "update",
         timeout=120,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert "**Unit of work** (per update, mean of samples)" in proc.stdout
@@ -339,9 +324,6 @@ def test_summary_markdown_has_the_unit_of_work_table(sqlite_run: tuple[Store, in
 def test_no_stats_stores_none_and_a_bad_interval_is_refused(tmp_path: Path) -> None:
     results = tmp_path / "r.duckdb"
     base = [
-        sys.executable,
-        "-m",
-        "wannabet",
         "run",
         str(EXAMPLES / "sqlite-synchronous.toml"),
         "--results",
@@ -353,14 +335,10 @@ def test_no_stats_stores_none_and_a_bad_interval_is_refused(tmp_path: Path) -> N
         "--warmup",
         "0s",
     ]
-    proc = subprocess.run(
-        [*base, "--stats-interval", "5ms"], capture_output=True, text=True, timeout=120, check=False
-    )
+    proc = wannabet(*base, "--stats-interval", "5ms", timeout=120)
     assert proc.returncode == 2
     assert "--stats-interval" in proc.stderr and "between 10ms and 50ms" in proc.stderr
-    proc = subprocess.run(
-        [*base, "--no-stats"], capture_output=True, text=True, timeout=120, check=False
-    )
+    proc = wannabet(*base, "--no-stats", timeout=120)
     assert proc.returncode == 0, proc.stderr
     store = Store(results)
     assert all(json.loads(s["stats"]) == {} for s in store.samples(store.run().run_id))

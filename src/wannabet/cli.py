@@ -57,6 +57,10 @@ ResultsOption = Annotated[
 ]
 RunOption = Annotated[int | None, typer.Option("--run", help="Run id; default: the latest run.")]
 FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+# Options several commands share; `report` is made by the same comparison as `compare`.
+WarmupOption = Annotated[
+    bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
+]
 
 
 def handled(fn: F) -> F:
@@ -198,9 +202,7 @@ def summary(
     results: ResultsOption = Path(DEFAULT_RESULTS),
     run_id: RunOption = None,
     output: FormatOption = Format.table,
-    include_warmup: Annotated[
-        bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
-    ] = False,
+    include_warmup: WarmupOption = False,
     unit: Annotated[
         str,
         typer.Option(help="Unit of work: 'commit' or a transaction type's name."),
@@ -522,6 +524,21 @@ class Level(StrEnum):
     transaction = "transaction"
 
 
+BaselineOption = Annotated[
+    str | None, typer.Option("--baseline", help="Baseline condition; default the first.")
+]
+LevelOption = Annotated[
+    Level, typer.Option("--level", help="One observation per sample or per transaction.")
+]
+AlphaOption = Annotated[
+    float, typer.Option("--alpha", help="Significance level.", min=0.0001, max=0.5)
+]
+RopeOption = Annotated[
+    str, typer.Option("--rope", help="Changes smaller than this are practically nothing.")
+]
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)]
+
+
 class BayesModelChoice(StrEnum):
     hierarchical = "hierarchical"
     gamma = "gamma"
@@ -540,24 +557,14 @@ def compare(
             help="Run id; repeat to compare the conditions of several runs. Default: latest.",
         ),
     ] = None,
-    baseline: Annotated[
-        str | None, typer.Option("--baseline", help="Baseline condition; default the first.")
-    ] = None,
+    baseline: BaselineOption = None,
     metric: Annotated[Metric, typer.Option("--metric", help="What to compare.")] = Metric.latency,
-    level: Annotated[
-        Level, typer.Option("--level", help="One observation per sample or per transaction.")
-    ] = Level.sample,
-    alpha: Annotated[
-        float, typer.Option("--alpha", help="Significance level.", min=0.0001, max=0.5)
-    ] = 0.05,
-    rope: Annotated[
-        str, typer.Option("--rope", help="Changes smaller than this are practically nothing.")
-    ] = "2%",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)] = 0,
+    level: LevelOption = Level.sample,
+    alpha: AlphaOption = 0.05,
+    rope: RopeOption = "2%",
+    seed: SeedOption = 0,
     output: FormatOption = Format.table,
-    include_warmup: Annotated[
-        bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
-    ] = False,
+    include_warmup: WarmupOption = False,
     bayes: Annotated[
         bool,
         typer.Option("--bayes", help="Add Bayesian estimation: posterior, HDI, ROPE decision."),
@@ -658,26 +665,16 @@ def report(
     output: Annotated[
         ReportFormat, typer.Option("--format", "-f", help="html report or markdown verdict table.")
     ] = ReportFormat.html,
-    baseline: Annotated[
-        str | None, typer.Option("--baseline", help="Baseline condition; default the first.")
-    ] = None,
+    baseline: BaselineOption = None,
     metric: Annotated[
         ReportMetric,
         typer.Option("--metric", help="What to compare; auto: latency unless only aggregates."),
     ] = ReportMetric.auto,
-    level: Annotated[
-        Level, typer.Option("--level", help="One observation per sample or per transaction.")
-    ] = Level.sample,
-    alpha: Annotated[
-        float, typer.Option("--alpha", help="Significance level.", min=0.0001, max=0.5)
-    ] = 0.05,
-    rope: Annotated[
-        str, typer.Option("--rope", help="Changes smaller than this are practically nothing.")
-    ] = "2%",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)] = 0,
-    include_warmup: Annotated[
-        bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
-    ] = False,
+    level: LevelOption = Level.sample,
+    alpha: AlphaOption = 0.05,
+    rope: RopeOption = "2%",
+    seed: SeedOption = 0,
+    include_warmup: WarmupOption = False,
     bayes: Annotated[
         bool, typer.Option("--bayes", help="Add the Bayesian section: posterior, HDI, ROPE.")
     ] = False,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,27 +18,13 @@ from typing import Any
 
 import pytest
 
+from wannabet.testing.cli import wannabet
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-
-
-def plain_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-
-
-def wannabet(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wannabet", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=plain_env(),
-        timeout=300,
-        check=False,
-    )
 
 
 def ok(*args: str) -> str:
