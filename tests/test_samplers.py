@@ -606,8 +606,20 @@ def test_a_reset_between_snapshots_invalidates_even_when_counters_grew(
         sampler.close()
 
 
-def _waits_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "wannabet-waits"]
+def _waits_threads() -> list[str]:
+    """The native polling threads of this process, by their OS thread names."""
+    return [
+        task.name
+        for task in Path("/proc/self/task").iterdir()
+        if _read(task / "comm").strip() == "wannabet-waits"
+    ]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:  # a thread that ended while being listed
+        return ""
 
 
 @pytest.mark.postgres
@@ -713,5 +725,120 @@ def test_a_lost_statistics_connection_is_reopened_at_the_next_start(
         section = sampler.stop(_fake_result())
         assert sampler._own_pid != old_pid
         assert section.invalid == () and section.values["database"]["xact_commit"] >= 0
+    finally:
+        sampler.close()
+
+
+def _sleepers(url: str, app: str, n: int, seconds: float) -> tuple[list[Any], list[int]]:
+    """``n`` connections named ``app`` that run pg_sleep(seconds) without blocking the caller."""
+    import psycopg
+
+    conns = [psycopg.connect(url, application_name=app, autocommit=True) for _ in range(n)]
+    pids = [c.info.backend_pid for c in conns]
+    for c in conns:
+        c.pgconn.send_query(f"SELECT pg_sleep({seconds})".encode())
+    return conns, pids
+
+
+@pytest.mark.postgres
+def test_the_native_poller_counts_the_runs_sessions_by_wait_event(
+    postgres: ThrowawayPostgres,
+) -> None:
+    import time
+
+    import psycopg
+
+    from wannabet import _engine  # type: ignore[attr-defined]
+
+    poller = _engine.WaitPoller(postgres.url, "probe-app", 0.01, 5.0)
+    foreign = psycopg.connect(postgres.url, application_name="probe-app", autocommit=True)
+    conns, pids = _sleepers(postgres.url, "probe-app", 2, 1.5)
+    try:
+        deadline = time.monotonic() + 5
+        sql = (
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'probe-app'"
+            " AND wait_event = 'PgSleep'"
+        )
+        while int(postgres.psql(sql)) < 2:
+            assert time.monotonic() < deadline, "the sleepers did not start"
+            time.sleep(0.02)
+        poller.start([foreign.info.backend_pid])
+        time.sleep(0.3)
+        counts = poller.stop()
+    finally:
+        for c in (*conns, foreign):
+            c.close()
+        poller.close()
+    assert counts["error"] is None
+    polls = counts["polls"]
+    # Polls every 10 ms ±50% for 0.3 s; the idle foreign session's group is left out.
+    assert 10 <= polls <= 60, counts
+    assert counts["events"] == [("Timeout", "PgSleep", 2 * polls)]
+    assert counts["active"] == 2 * polls and counts["on_cpu"] == 0
+    assert counts["sessions"] == 2 * polls and counts["max_sessions"] == 2
+    assert sorted(counts["pids"]) == sorted(pids)
+    assert counts["elapsed_s"] == pytest.approx(0.3, abs=0.1)
+    assert 0 < counts["cpu_s"] < counts["elapsed_s"]
+    assert poller.closed
+
+
+def test_the_native_poller_refuses_misuse(tmp_path: Path) -> None:
+    from wannabet import _engine  # type: ignore[attr-defined]
+
+    with pytest.raises(ValueError, match="PostgreSQL target"):
+        _engine.WaitPoller(f"sqlite://{tmp_path / 'x.db'}", "app", 0.05, 5.0)
+    with pytest.raises(ValueError, match="interval_s must be a positive"):
+        _engine.WaitPoller("postgresql://u@127.0.0.1:1/db", "app", 0.0, 5.0)
+    with pytest.raises(_engine.ConnectError) as info:
+        _engine.WaitPoller("postgresql://u:s3cret@127.0.0.1:1/db", "app", 0.05, 5.0)
+    assert "s3cret" not in str(info.value)
+
+
+@pytest.mark.postgres
+def test_the_native_poller_refuses_to_stop_twice(postgres: ThrowawayPostgres) -> None:
+    from wannabet import _engine  # type: ignore[attr-defined]
+
+    poller = _engine.WaitPoller(postgres.url, "probe-app", 0.05, 5.0)
+    try:
+        with pytest.raises(ValueError, match="not running"):
+            poller.stop()
+        poller.start()
+        with pytest.raises(ValueError, match="running or closed"):
+            poller.start()
+        with pytest.raises(ValueError, match="running or closed"):
+            poller.query("SELECT 1")
+        assert poller.stop()["error"] is None
+        assert poller.query("SELECT 1") == [["1"]]
+    finally:
+        poller.close()
+
+
+@pytest.mark.postgres
+def test_a_killed_poller_connection_flags_the_sample_and_is_reopened(
+    postgres: ThrowawayPostgres,
+) -> None:
+    """The poller's backend terminated mid-sample: that sample reports no waits (rather than
+    too few) and an unreliable commits check; the next sample polls on a new connection."""
+    import time
+
+    from wannabet.samplers.postgres import PostgresSampler
+
+    sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
+    try:
+        old_pid = sampler._waits.backend_pid
+        sampler.start()
+        time.sleep(0.2)
+        postgres.psql(f"SELECT pg_terminate_backend({old_pid})")
+        time.sleep(0.2)
+        section = sampler.stop(_fake_result())
+        assert section.values["waits"]["wait_s"] is None
+        assert section.values["commits_check_reliable"] is False
+        assert any("wait-event sampling stopped" in w.message for w in section.warnings)
+        sampler.start()
+        time.sleep(0.2)
+        section = sampler.stop(_fake_result())
+        assert sampler._waits.backend_pid != old_pid
+        assert section.values["waits"]["polls"] > 0 and section.values["waits"]["error"] is None
+        assert section.values["commits_check_reliable"] is True
     finally:
         sampler.close()

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod runner;
 pub mod script;
+pub mod waits;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -513,6 +514,166 @@ fn run_sample<'py>(
     Ok(out)
 }
 
+/// Wait-event sampling of the run's sessions, on a thread and a connection of
+/// its own (see `waits`): `start()` before a sample, `stop()` after it returns
+/// the counts. The connection lives across samples, so its own server
+/// transactions are known exactly (one per poll, plus what `query` runs).
+#[pyclass(module = "wannabet._engine", name = "WaitPoller")]
+struct WaitPoller {
+    // A Mutex makes the class Sync; Python calls it from one thread at a time.
+    state: std::sync::Mutex<PollerState>,
+}
+
+struct PollerState {
+    idle: Option<waits::Conn>,
+    running: Option<waits::Running>,
+    backend_pid: i32,
+    app: String,
+    interval: Duration,
+    timeout: Duration,
+}
+
+impl WaitPoller {
+    fn state(&self) -> std::sync::MutexGuard<'_, PollerState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn db_err(py: Python<'_>, e: DbError) -> PyErr {
+    match e.status {
+        backend::Status::Connection => connect_err(py, e),
+        _ => query_err(py, e),
+    }
+}
+
+#[pymethods]
+impl WaitPoller {
+    /// Connects to `target` as `<application_name>-waits` and prepares the
+    /// poll; `timeout_s` bounds every statement, on the server and here.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        target: &str,
+        application_name: String,
+        interval_s: f64,
+        timeout_s: f64,
+    ) -> PyResult<Self> {
+        let positive = |x: f64, name: &str| {
+            if x.is_finite() && x > 0.0 {
+                Ok(Duration::from_secs_f64(x))
+            } else {
+                Err(bad(format!("{name} must be a positive number of seconds")))
+            }
+        };
+        let interval = positive(interval_s, "interval_s")?;
+        let timeout = positive(timeout_s, "timeout_s")?;
+        let cfg = match parse_target(py, target)? {
+            Target::Postgres(cfg) => cfg,
+            Target::Sqlite(_) => return Err(bad("wait-event sampling needs a PostgreSQL target")),
+        };
+        let app = application_name.clone();
+        let conn = py
+            .detach(move || waits::Conn::open(&cfg, &app, timeout))
+            .map_err(|e| db_err(py, e))?;
+        Ok(WaitPoller {
+            state: std::sync::Mutex::new(PollerState {
+                backend_pid: conn.backend_pid,
+                idle: Some(conn),
+                running: None,
+                app: application_name,
+                interval,
+                timeout,
+            }),
+        })
+    }
+
+    /// The server process of the poller's connection.
+    #[getter]
+    fn backend_pid(&self) -> i32 {
+        self.state().backend_pid
+    }
+
+    /// True once closed, or when the connection was found dead.
+    #[getter]
+    fn closed(&self) -> bool {
+        let st = self.state();
+        st.running.is_none() && st.idle.as_ref().is_none_or(|c| c.is_closed())
+    }
+
+    /// Runs `sql` on the poller's connection between samples; rows as text.
+    fn query(&self, py: Python<'_>, sql: &str) -> PyResult<Vec<Vec<Option<String>>>> {
+        let mut st = self.state();
+        let timeout = st.timeout;
+        let conn = st
+            .idle
+            .as_mut()
+            .ok_or_else(|| bad("the wait poller is running or closed"))?;
+        py.detach(|| conn.query_text(sql, timeout))
+            .map_err(|e| db_err(py, e))
+    }
+
+    /// Starts polling; sessions whose pid is in `foreign` belong to another
+    /// client with the same application name and are left out.
+    #[pyo3(signature = (foreign=Vec::new()))]
+    fn start(&self, py: Python<'_>, foreign: Vec<i32>) -> PyResult<()> {
+        let mut st = self.state();
+        let conn = st
+            .idle
+            .take()
+            .ok_or_else(|| bad("the wait poller is running or closed"))?;
+        let (app, interval, timeout) = (st.app.clone(), st.interval, st.timeout);
+        let running =
+            waits::Running::start(conn, app, foreign.into_iter().collect(), interval, timeout)
+                .map_err(|e| {
+                    engine_err::<EngineError>(py, format!("cannot start the poller: {e}"), None)
+                })?;
+        st.running = Some(running);
+        Ok(())
+    }
+
+    /// Stops polling and returns what the polls saw: polls, elapsed_s,
+    /// events [(type, event, count)], active, on_cpu, sessions,
+    /// max_sessions, pids, cpu_s, error.
+    fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut st = self.state();
+        let running = st
+            .running
+            .take()
+            .ok_or_else(|| bad("the wait poller is not running"))?;
+        let (conn, counts) = py.detach(move || running.stop()).ok_or_else(|| {
+            engine_err::<EngineError>(py, "the poller thread panicked".into(), None)
+        })?;
+        st.idle = Some(conn);
+        let d = PyDict::new(py);
+        let mut events: Vec<((String, String), u64)> = counts.events.into_iter().collect();
+        events.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let events: Vec<(String, String, u64)> =
+            events.into_iter().map(|((t, e), n)| (t, e, n)).collect();
+        d.set_item("polls", counts.polls)?;
+        d.set_item("elapsed_s", counts.elapsed.as_secs_f64())?;
+        d.set_item("events", events)?;
+        d.set_item("active", counts.active)?;
+        d.set_item("on_cpu", counts.on_cpu)?;
+        d.set_item("sessions", counts.sessions)?;
+        d.set_item("max_sessions", counts.max_sessions)?;
+        d.set_item("pids", counts.pids.into_iter().collect::<Vec<i32>>())?;
+        d.set_item("cpu_s", counts.cpu_ns as f64 / 1e9)?;
+        d.set_item("error", counts.error)?;
+        Ok(d)
+    }
+
+    /// Stops polling if it runs and closes the connection.
+    fn close(&self, py: Python<'_>) {
+        let mut st = self.state();
+        let running = st.running.take();
+        let idle = st.idle.take();
+        py.detach(move || {
+            drop(running.and_then(waits::Running::stop));
+            drop(idle);
+        });
+    }
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -521,6 +682,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(execute_many, m)?)?;
     m.add_function(wrap_pyfunction!(query, m)?)?;
     m.add_function(wrap_pyfunction!(run_sample, m)?)?;
+    m.add_class::<WaitPoller>()?;
     m.add("STATUS_NAMES", STATUS_NAMES.to_vec())?;
     m.add("APPLICATION_NAME", backend::application_name())?;
     let base = py.get_type::<EngineError>();

@@ -29,7 +29,7 @@ use tokio_postgres::error::Severity;
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres::{
-    CancelToken, Client, Config, Connection, NoTls, SimpleQueryMessage, Statement,
+    CancelToken, Client, Config, Connection, NoTls, Row, SimpleQueryMessage, Statement,
 };
 
 use super::{DbError, DbResult, Session, Status};
@@ -399,9 +399,20 @@ fn run<T>(
     conn: &mut PgConnection,
     f: impl Future<Output = Result<T, tokio_postgres::Error>>,
 ) -> Result<T, tokio_postgres::Error> {
+    run_until(driver, conn, f, None).expect("poll(2) without deadline does not time out")
+}
+
+/// `run` with a deadline: errs with TimedOut when the server has not answered
+/// by then (a dead server or network, which a statement_timeout cannot catch).
+fn run_until<T>(
+    driver: &Driver,
+    conn: &mut PgConnection,
+    f: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    deadline: Option<Instant>,
+) -> io::Result<Result<T, tokio_postgres::Error>> {
     let mut f = pin!(f);
     let mut conn_done = false;
-    let r = driver.block_on(
+    driver.block_on(
         poll_fn(|cx| {
             while !conn_done {
                 match conn.poll_message(cx) {
@@ -415,9 +426,8 @@ fn run<T>(
             }
             f.as_mut().poll(cx)
         }),
-        None,
-    );
-    r.expect("poll(2) without deadline does not time out")
+        deadline,
+    )
 }
 
 fn open_socket(cfg: &Config) -> Result<(Sock, String, Peer), String> {
@@ -578,6 +588,61 @@ impl PgSession {
         self.client.as_ref().expect("client lives until drop")
     }
 
+    /// Prepares a statement for `query_prepared` (statistics queries; the
+    /// workload's statements go through `Session::prepare`).
+    pub fn prepare_raw(&mut self, sql: &str, timeout: Duration) -> DbResult<Statement> {
+        let client = self.client.as_ref().expect("open");
+        let deadline = Some(Instant::now() + timeout);
+        run_until(&self.driver, &mut self.conn, client.prepare(sql), deadline)
+            .map_err(timed_out)?
+            .map_err(|e| self.classify(e))
+    }
+
+    /// Runs a prepared statement and returns its rows, or errs once `timeout`
+    /// has passed without an answer.
+    pub fn query_prepared(
+        &mut self,
+        stmt: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+        timeout: Duration,
+    ) -> DbResult<Vec<Row>> {
+        let client = self.client.as_ref().expect("open");
+        let deadline = Some(Instant::now() + timeout);
+        run_until(
+            &self.driver,
+            &mut self.conn,
+            client.query(stmt, params),
+            deadline,
+        )
+        .map_err(timed_out)?
+        .map_err(|e| self.classify(e))
+    }
+
+    /// A simple-protocol query whose rows come back as text, or an error
+    /// once `timeout` has passed without an answer.
+    pub fn query_text_within(
+        &mut self,
+        sql: &str,
+        timeout: Duration,
+    ) -> DbResult<Vec<Vec<Option<String>>>> {
+        let client = self.client.as_ref().expect("open");
+        let deadline = Some(Instant::now() + timeout);
+        let msgs = run_until(
+            &self.driver,
+            &mut self.conn,
+            client.simple_query(sql),
+            deadline,
+        )
+        .map_err(timed_out)?
+        .map_err(|e| self.classify(e))?;
+        Ok(text_rows(msgs))
+    }
+
+    /// True once the server closed the connection or a call found it dead.
+    pub fn is_closed(&self) -> bool {
+        self.client().is_closed()
+    }
+
     /// A dead connection is a connection failure whatever error reported it.
     fn classify(&self, e: tokio_postgres::Error) -> DbError {
         let mut err = classify(e);
@@ -716,18 +781,22 @@ impl Session for PgSession {
         let client = self.client.as_ref().expect("open");
         let msgs = run(&self.driver, &mut self.conn, client.simple_query(sql))
             .map_err(|e| self.classify(e))?;
-        let mut out = Vec::new();
-        for m in msgs {
-            if let SimpleQueryMessage::Row(row) = m {
-                out.push(
-                    (0..row.len())
-                        .map(|i| row.get(i).map(str::to_string))
-                        .collect(),
-                );
-            }
-        }
-        Ok(out)
+        Ok(text_rows(msgs))
     }
+}
+
+fn text_rows(msgs: Vec<SimpleQueryMessage>) -> Vec<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    for m in msgs {
+        if let SimpleQueryMessage::Row(row) = m {
+            out.push(
+                (0..row.len())
+                    .map(|i| row.get(i).map(str::to_string))
+                    .collect(),
+            );
+        }
+    }
+    out
 }
 
 fn convert(k: Kind, v: Value) -> Result<Param, String> {
@@ -902,6 +971,15 @@ fn encode_numeric(v: Value, out: &mut BytesMut) {
     for d in &digits[first..nd] {
         out.put_i16(*d);
     }
+}
+
+/// A call that got no answer in time: the connection is as good as lost.
+fn timed_out(e: io::Error) -> DbError {
+    DbError::new(
+        Status::Connection,
+        None,
+        format!("no answer from the server: {e}"),
+    )
 }
 
 pub fn classify(e: tokio_postgres::Error) -> DbError {

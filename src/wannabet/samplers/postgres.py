@@ -9,7 +9,9 @@ What one sample gets (deltas between a snapshot right before and right after it)
 - ``pg_stat_statements`` (the statements that took the most time) when it is installed;
 - wait events, sampled from ``pg_stat_activity`` every ``interval_s`` while the sample runs
   (the run's own sessions only, found by their ``application_name``): count × interval estimates
-  the time the sessions spent waiting on each event;
+  the time the sessions spent waiting on each event. The polls run in the native engine
+  (``wannabet._engine.WaitPoller``), on a thread and a connection of their own, so that no
+  interpreter work is added to each poll;
 - server CPU time of the whole postgres process tree from ``/proc`` (psutil), when the server
   runs on this machine; otherwise it is unknown (``None``), never guessed.
 
@@ -17,17 +19,14 @@ Commits cross-check. ``xact_commit`` counts every committed server transaction, 
 connection's own queries and one per autocommit statement, prepare or connection start-up.
 Backends report their counters at most once a second while busy and always when they exit, so
 the end snapshot first waits until the run's sessions have left ``pg_stat_activity`` (the engine
-connects per sample), and this connection forces its own counters out
-(``pg_stat_force_next_flush``) before each snapshot; its own transactions are then counted and
+connects per sample), and both statistics connections force their own counters out
+(``pg_stat_force_next_flush``) before each snapshot; their own transactions are then counted and
 subtracted exactly.
 """
 
 from __future__ import annotations
 
-import random
-import threading
 import time
-from collections import Counter
 from decimal import Decimal
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -48,8 +47,9 @@ _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 _STATEMENTS_KEPT = 10
 #: no statistics query may hang a run: the server cancels one after this long
 STATEMENT_TIMEOUT_MS = 5000
-#: how long stop() waits for the polling thread (one statement timeout and a margin)
-POLLER_JOIN_TIMEOUT_S = STATEMENT_TIMEOUT_MS / 1000 + 2.0
+#: forces this backend's pending statistics out when it next goes idle; reading a catalog table
+#: gives it a pending entry, so that transaction counts alone are not skipped (PostgreSQL 15+)
+FLUSH_SQL = "SELECT count(pg_stat_force_next_flush()) FROM pg_database"
 #: the postmaster found in /proc must have started within this of pg_postmaster_start_time()
 _START_TIME_TOLERANCE_S = 2.0
 
@@ -105,15 +105,15 @@ class PostgresSampler:
         self.notes: list[StatsWarning] = []
         self._errors: tuple[type[BaseException], ...] = (psycopg.Error,)
         self._conn = self._connect()
+        self._waits: Any = None
         try:
             self._setup()
         except BaseException:
-            self._conn.close()  # no connection left behind by a failed set-up
+            self._close_connections()  # no connection left behind by a failed set-up
             raise
         self._before: dict[str, Any] = {}
-        self._poller: _WaitPoller | None = None
+        self._polling = False
         self._disabled: set[str] = set()
-        self._prepared = False
         self._interrupted: Interrupted = never
         self._foreign: set[int] = set()
 
@@ -157,20 +157,46 @@ class PostgresSampler:
             else (allowed_cores() if self.local else None)
         )
         self._statements = self._has_statements()
-        self._prepared = False
+        self._waits = self._open_poller()
+
+    def _open_poller(self) -> Any:
+        """The wait-event poller's own connection, its start-up and prepare already reported
+        (so that its only transactions inside a sample are its polls and one flush)."""
+        from wannabet import _engine  # type: ignore[attr-defined]
+
+        try:
+            poller = _engine.WaitPoller(
+                self._target.url, self._app, self._interval, STATEMENT_TIMEOUT_MS / 1000
+            )
+            if self._can_flush:
+                poller.query(FLUSH_SQL)
+        except _engine.EngineError as exc:
+            raise RuntimeError(
+                self._scrub(f"cannot open the wait-event connection: {_first(exc)}")
+            ) from None
+        return poller
 
     def _reconnect_if_lost(self) -> None:
-        """A server restart kills this connection: open a new one, once per sample."""
+        """A server restart kills the connections: open new ones, once per sample."""
         if not self._conn.closed:
             try:
                 self._one("SELECT 1")
-                return
+                if self._waits is not None and not self._waits.closed:
+                    return
             except self._errors:
                 pass
-        self._conn.close()
+        self._close_connections()
         self._conn = self._connect()
         self._setup()
         self._disabled = set()
+
+    def _close_connections(self) -> None:
+        try:
+            if self._waits is not None:
+                self._waits.close()
+                self._waits = None
+        finally:
+            self._conn.close()
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -236,7 +262,8 @@ class PostgresSampler:
             return False
 
     def _server_cpu(self) -> dict[str, float] | None:
-        """CPU seconds of the whole server process tree, and of this connection's backend.
+        """CPU seconds of the whole server process tree, and of the statistics connections'
+        backends (this one's and the wait poller's).
 
         Live processes are summed directly; children that exited were added by the kernel to
         the postmaster's children times when it reaped them. The parent's figures are read
@@ -245,6 +272,7 @@ class PostgresSampler:
         pm = self._postmaster
         if pm is None:
             return None
+        mine = {self._own_pid, self._waits.backend_pid}
         for _ in range(5):
             # Scanning /proc takes milliseconds; a child reaped meanwhile moves its CPU into the
             # parent's children times. Reading the parent before and after the scan and
@@ -259,8 +287,8 @@ class PostgresSampler:
                 # A live child's own reaped children (parallel workers are the postmaster's,
                 # but extensions may fork) are in its children times.
                 total += ct.user + ct.system + ct.children_user + ct.children_system
-                if child.pid == self._own_pid:
-                    own = ct.user + ct.system
+                if child.pid in mine:
+                    own += ct.user + ct.system
             t2 = pm.cpu_times()
             if (t2.children_user, t2.children_system) == (t.children_user, t.children_system):
                 break
@@ -389,38 +417,40 @@ class PostgresSampler:
         # are still here are not the run's: their pids are left out of the wait sampling.
         self._foreign = {int(r[0]) for r in self._rows(self._app_pids_sql())}
         self._before = self._snapshot()
-        self._poller = _WaitPoller(
-            self._conn, self._app, self._interval, self._errors, self._foreign
-        )
-        self._poller.start()
+        self._waits.start(sorted(self._foreign))
+        self._polling = True
 
-    def _end_poller(self) -> _WaitPoller | None:
-        """Stop the polling thread; it is forgotten only once it has ended, so close() cannot
-        close the connection under a thread still using it."""
-        poller = self._poller
-        if poller is None:
+    def _end_poller(self) -> dict[str, Any] | None:
+        """Stop the polls (the thread ends within one poll, which the statement timeout
+        bounds) and push the poller's counters out before the closing snapshot."""
+        if not self._polling:
             return None
-        poller.stop()
-        if poller.alive:
-            raise RuntimeError(
-                f"wait-event sampling did not stop within {POLLER_JOIN_TIMEOUT_S:.0f}s"
-            )
-        self._poller = None
-        self._own_commits += poller.polls
-        if poller.polls and not self._prepared:
-            # The poll is prepared on its first use: one more transaction of ours.
-            self._own_commits += 1
-            self._prepared = True
-        return poller
+        from wannabet import _engine  # type: ignore[attr-defined]
+
+        counts: dict[str, Any] = self._waits.stop()
+        self._polling = False
+        # Each poll is one committed transaction of the poller's; a failed one is not.
+        self._own_commits += counts["polls"]
+        counts["flushed"] = False
+        if counts["error"] is None and self._can_flush:
+            try:
+                self._waits.query(FLUSH_SQL)
+                self._own_commits += 1
+                counts["flushed"] = True
+            except _engine.EngineError as exc:
+                counts["error"] = _first(exc)
+        if counts["error"] is not None:
+            self._waits.close()  # reopened by the next sample's start()
+        return counts
 
     def abandon(self) -> None:
         self._end_poller()
 
     def stop(self, result: SampleResult, interrupted: Interrupted = never) -> Section:
         self._interrupted = interrupted
-        poller = self._end_poller()
-        waits: dict[str, Any] = poller.summary() if poller is not None else {}
-        sessions_gone = self._wait_for_sessions(set(poller.pids) if poller else set())
+        counts = self._end_poller()
+        waits = _wait_summary(counts, self._interval) if counts is not None else {}
+        sessions_gone = self._wait_for_sessions(set(counts["pids"]) if counts else set())
         after = self._snapshot()
         before = self._before
         invalid: list[str] = []
@@ -498,7 +528,10 @@ class PostgresSampler:
             )
             values["commits_check_reliable"] = False
         else:
-            values["commits_check_reliable"] = self._can_flush
+            # Without the poller's flush its polls may reach the server's counters late.
+            values["commits_check_reliable"] = self._can_flush and bool(
+                counts is None or counts["flushed"]
+            )
         if waits.get("error"):
             # A partial count would understate the waits: report none rather than too few.
             warnings.append(
@@ -536,132 +569,30 @@ class PostgresSampler:
         return [{**r, "query": texts.get(r["queryid"])} for r in rows]
 
     def close(self) -> None:
-        try:
-            if self._poller is not None:
-                self._poller.stop()
-        finally:
-            self._conn.close()
+        self._polling = False
+        self._close_connections()
 
 
-class _WaitPoller:
-    """Samples pg_stat_activity for the run's sessions on a thread (ASH-style).
-
-    The engine releases the GIL while a sample runs, so this thread gets to run on time; its
-    actual mean interval is measured and used to turn counts into time.
-    """
-
-    def __init__(
-        self,
-        conn: Any,
-        app: str,
-        interval_s: float,
-        errors: tuple[type[BaseException], ...],
-        foreign: set[int] | frozenset[int] = frozenset(),
-    ) -> None:
-        self._conn = conn
-        self._foreign = frozenset(foreign)
-        self._app = app
-        self._interval = interval_s
-        self._errors = errors
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="wannabet-waits", daemon=True)
-        self.polls = 0
-        self.pids: set[int] = set()
-        #: this thread's own CPU time: the client-side cost of the polling
-        self.cpu_s = 0.0
-        self.error: str | None = None
-        self._events: Counter[tuple[str, str]] = Counter()
-        self._on_cpu = 0
-        self._active = 0
-        self._sessions = 0
-        self.max_sessions = 0
-        self._t0 = 0.0
-        self._t1 = 0.0
-
-    def start(self) -> None:
-        self._t0 = time.monotonic()
-        self._thread.start()
-
-    @property
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def stop(self) -> None:
-        self._stop.set()
-        # Bounded: a poll the server does not answer is cancelled by statement_timeout.
-        self._thread.join(timeout=POLLER_JOIN_TIMEOUT_S)
-        self._t1 = time.monotonic()
-
-    def _run(self) -> None:
-        # Aggregated on the server, from the function behind pg_stat_activity without the
-        # view's joins: a few rows per poll however many sessions run.
-        sql = (
-            "SELECT wait_event_type, wait_event, count(*) FILTER (WHERE state = 'active'),"
-            " count(*), array_agg(pid) FROM pg_stat_get_activity(NULL)"
-            " WHERE application_name = %s AND pid <> pg_backend_pid() GROUP BY 1, 2"
-        )
-        rng = random.Random()
-        next_at = time.monotonic()
-        cpu0 = time.thread_time()
-        cur = self._conn.cursor()
-
-        def poll() -> list[tuple[Any, ...]]:
-            cur.execute(sql, (self._app,), prepare=True)
-            rows: list[tuple[Any, ...]] = cur.fetchall()
-            return rows
-
-        try:
-            while not self._stop.is_set():
-                rows = poll()
-                self.polls += 1
-                sessions = 0
-                for wtype, wevent, active, total, pids in rows:
-                    foreign = self._foreign.intersection(pids)
-                    if foreign:
-                        continue  # rare: another client's group; skip rather than guess
-                    self.pids.update(pids)
-                    sessions += total
-                    if not active:
-                        continue
-                    self._active += active
-                    if wevent is None:
-                        self._on_cpu += active
-                    else:
-                        self._events[(wtype or "", wevent)] += active
-                self._sessions += sessions
-                self.max_sessions = max(self.max_sessions, sessions)
-                # Jittered steps (±50%) cannot phase-lock with periodic server activity
-                # (wal_writer_delay, checkpoints); a late poll skips the missed ticks instead
-                # of firing them back to back. The measured mean interval converts counts.
-                now = time.monotonic()
-                next_at = max(next_at + self._interval * rng.uniform(0.5, 1.5), now)
-                self._stop.wait(next_at - now)
-        except self._errors as exc:
-            self.error = _first(exc)
-        finally:
-            cur.close()
-            self.cpu_s = time.thread_time() - cpu0
-
-    def summary(self) -> dict[str, Any]:
-        elapsed = max(self._t1 - self._t0, 0.0)
-        step = elapsed / self.polls if self.polls else 0.0
-        events = [
-            {"type": t, "event": e, "count": n, "wait_s": n * step}
-            for (t, e), n in self._events.most_common()
-        ]
-        return {
-            "polls": self.polls,
-            "interval_s": step,
-            "target_interval_s": self._interval,
-            "wait_s": sum(ev["wait_s"] for ev in events),
-            "active_s": self._active * step,
-            "on_cpu_s": self._on_cpu * step,
-            "mean_sessions": self._sessions / self.polls if self.polls else 0.0,
-            "max_sessions": self.max_sessions,
-            "poller_cpu_s": self.cpu_s,
-            "events": events,
-            "error": self.error,
-        }
+def _wait_summary(counts: dict[str, Any], target_interval_s: float) -> dict[str, Any]:
+    """The poller's counts as time: each count stands for one measured mean interval."""
+    polls = counts["polls"]
+    step = counts["elapsed_s"] / polls if polls else 0.0
+    events = [
+        {"type": t, "event": e, "count": n, "wait_s": n * step} for t, e, n in counts["events"]
+    ]
+    return {
+        "polls": polls,
+        "interval_s": step,
+        "target_interval_s": target_interval_s,
+        "wait_s": sum(ev["wait_s"] for ev in events),
+        "active_s": counts["active"] * step,
+        "on_cpu_s": counts["on_cpu"] * step,
+        "mean_sessions": counts["sessions"] / polls if polls else 0.0,
+        "max_sessions": counts["max_sessions"],
+        "poller_cpu_s": counts["cpu_s"],
+        "events": events,
+        "error": counts["error"],
+    }
 
 
 def _statement_deltas(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
