@@ -345,6 +345,25 @@ def test_no_stats_stores_none_and_a_bad_interval_is_refused(tmp_path: Path) -> N
     assert unit_of_work_for_run(store, store.run().run_id) == []
 
 
+def test_the_files_statistics_table_is_used_and_the_command_line_wins(tmp_path: Path) -> None:
+    exp = tmp_path / "exp.toml"
+    exp.write_text(
+        (EXAMPLES / "sqlite-synchronous.toml").read_text() + "\n[statistics]\nenabled = false\n"
+    )
+    short = ["--samples", "1", "--duration", "0.2s", "--warmup", "0s"]
+    off, on = tmp_path / "off.duckdb", tmp_path / "on.duckdb"
+    proc = wannabet("run", str(exp), "--results", str(off), *short, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    proc = wannabet("run", str(exp), "--results", str(on), "--stats", *short, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for results, enabled in ((off, False), (on, True)):
+        store = Store(results)
+        run = store.run()
+        assert run.settings["statistics"]["enabled"] is enabled
+        stats = [json.loads(s["stats"]) for s in store.samples(run.run_id)]
+        assert stats and all((doc != {}) is enabled for doc in stats)
+
+
 # -- PostgreSQL ---------------------------------------------------------------------------
 
 

@@ -186,3 +186,28 @@ def test_durations_accept_bare_seconds_from_the_command_line() -> None:
     assert parse_duration("1m30s") == 90.0
     with pytest.raises(ValueError, match="not a duration"):
         parse_duration("1x")
+
+
+def test_statistics_table_defaults_and_values() -> None:
+    plan = parse_experiment(VALID, file="exp.toml").statistics
+    assert (plan.enabled, plan.wait_interval_s, plan.server_cores) == (True, 0.05, None)
+    text = VALID + '[statistics]\nenabled = false\nwait_interval = "20ms"\nserver_cores = 16\n'
+    plan = parse_experiment(text, file="exp.toml").statistics
+    assert (plan.enabled, plan.wait_interval_s, plan.server_cores) == (False, 0.02, 16)
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "fragment"),
+    [
+        ('wait_interval = "5ms"', "statistics.wait_interval", "between 10ms and 50ms, got 5ms"),
+        ('wait_interval = "soon"', "statistics.wait_interval", "not a duration"),
+        ('enabled = "no"', "statistics.enabled", "must be true or false"),
+        ("server_cores = 0", "statistics.server_cores", "at least 1"),
+        ("intervall = 1", "statistics.intervall", "unknown key"),
+    ],
+)
+def test_bad_statistics_settings_name_the_key_and_line(table: str, key: str, fragment: str) -> None:
+    text = VALID + "[statistics]\n" + table + "\n"
+    err = error_for(text)
+    assert err.key == key and fragment in str(err), str(err)
+    assert err.line == text.count("\n")

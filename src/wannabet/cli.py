@@ -122,13 +122,21 @@ def run(
     ] = None,
     output: FormatOption = Format.table,
     stats: Annotated[
-        bool,
-        typer.Option("--stats/--no-stats", help="Collect database and OS statistics per sample."),
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--stats/--no-stats",
+            help="Collect database and OS statistics per sample (default: the file's"
+            " [statistics] enabled, else on).",
+            show_default=False,
+        ),
+    ] = None,
     stats_interval: Annotated[
-        str,
-        typer.Option(help="How often to sample PostgreSQL wait events (10ms to 50ms)."),
-    ] = "50ms",
+        str | None,
+        typer.Option(
+            help="How often to sample PostgreSQL wait events, 10ms to 50ms (default: the"
+            " file's [statistics] wait_interval, else 50ms)."
+        ),
+    ] = None,
     server_cores: Annotated[
         int | None,
         typer.Option(
@@ -161,10 +169,17 @@ def run(
     resolved = parse_target(url, key="--target" if target else "target")
     from wannabet.samplers import StatsOptions
 
-    interval = _duration(stats_interval, "--stats-interval") or 0.0
+    plan = experiment.statistics  # the file's [statistics]; the options override it
+    interval = (
+        plan.wait_interval_s
+        if stats_interval is None
+        else (_duration(stats_interval, "--stats-interval") or 0.0)
+    )
     try:
         statistics = StatsOptions(
-            enabled=stats, wait_interval_s=interval, server_cores=server_cores
+            enabled=plan.enabled if stats is None else stats,
+            wait_interval_s=interval,
+            server_cores=plan.server_cores if server_cores is None else server_cores,
         )
     except ValueError as exc:
         raise SpecError(

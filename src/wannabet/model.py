@@ -173,6 +173,21 @@ class SamplingPlan:
     seed: int = 42
 
 
+#: PostgreSQL wait-event sampling: the default poll interval and the range allowed (s)
+WAIT_INTERVAL_S = 0.050
+WAIT_INTERVAL_RANGE_S = (0.010, 0.050)
+
+
+@dataclass(frozen=True, slots=True)
+class StatisticsPlan:
+    """Which per-sample statistics a run collects (the ``[statistics]`` table)."""
+
+    enabled: bool = True
+    wait_interval_s: float = WAIT_INTERVAL_S
+    #: cores of the database server, when /proc cannot tell (another host, a cgroup)
+    server_cores: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Setup:
     sql: str | None = None
@@ -187,6 +202,7 @@ class Experiment:
     target: str | None = None
     setup: Setup = field(default_factory=Setup)
     factors: tuple[Factor, ...] = ()
+    statistics: StatisticsPlan = field(default_factory=StatisticsPlan)
     source_path: str | None = None
     source_text: str = ""
 

@@ -161,7 +161,7 @@ def run_experiment(
         "max_tries": workload.max_tries,
         "schedule": [[s.block, s.condition_index] for s in plan],
     }
-    statistics = statistics or StatsOptions()
+    statistics = statistics or StatsOptions.of_plan(experiment.statistics)
     settings["statistics"] = {
         "enabled": statistics.enabled,
         "wait_interval_s": statistics.wait_interval_s,

@@ -17,10 +17,13 @@ from typing import Any
 from wannabet.durations import parse_duration
 from wannabet.errors import SpecError
 from wannabet.model import (
+    WAIT_INTERVAL_RANGE_S,
+    WAIT_INTERVAL_S,
     Experiment,
     Factor,
     SamplingPlan,
     Setup,
+    StatisticsPlan,
     Transaction,
     Workload,
 )
@@ -37,6 +40,7 @@ _TOP_KEYS = (
     "workload",
     "factors",
     "sampling",
+    "statistics",
     "bayes",
 )
 _BAYES_KEYS = ("model", "hdi", "prior_cv", "prior_mean", "prior_sd_max")
@@ -53,6 +57,7 @@ _WORKLOAD_KEYS = (
 )
 _TRANSACTION_KEYS = ("name", "weight", "script")
 _FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql")
+_STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
 _SAMPLING_KEYS = ("samples", "duration", "transactions", "warmup", "cooldown", "order", "seed")
 _ORDERS = ("randomized-blocks", "blocks", "sequential")
 #: the engine's integers are 64-bit; beyond this a value is a typo, not a plan
@@ -187,6 +192,7 @@ class _Reader:
         workload = self.workload(self.table(data, "workload", ""))
         factors = self.factors(data.get("factors", []))
         sampling = self.sampling(self.table(data, "sampling", ""))
+        statistics = self.statistics(self.table(data, "statistics", ""))
         self.bayes(self.table(data, "bayes", ""))  # validated now, read by compare --bayes
         target = self.string(data, "target", "target")
         return Experiment(
@@ -197,6 +203,7 @@ class _Reader:
             workload=workload,
             factors=factors,
             sampling=sampling,
+            statistics=statistics,
             source_path=self.file,
             source_text=self.text,
         )
@@ -359,6 +366,26 @@ class _Reader:
                 raise self.fail("bayes.hdi", f"must lie in [0.5, 1), e.g. 0.95; got {value!r}")
             out[key] = float(value)
         return out
+
+    def statistics(self, data: Mapping[str, Any]) -> StatisticsPlan:
+        self.check_keys(data, _STATISTICS_KEYS, "statistics")
+        enabled = data.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise self.fail("statistics.enabled", f"must be true or false, not {_type(enabled)}")
+        interval = self.duration(data, "wait_interval", "statistics.wait_interval", WAIT_INTERVAL_S)
+        lo, hi = WAIT_INTERVAL_RANGE_S
+        if not lo <= interval <= hi:
+            raise self.fail(
+                "statistics.wait_interval",
+                f"must be between {lo * 1000:.0f}ms and {hi * 1000:.0f}ms,"
+                f' got {interval * 1000:g}ms; e.g. wait_interval = "50ms"',
+            )
+        cores = None
+        if "server_cores" in data:
+            cores = self.integer(
+                data, "server_cores", "statistics.server_cores", 1, minimum=1, maximum=65536
+            )
+        return StatisticsPlan(enabled=enabled, wait_interval_s=interval, server_cores=cores)
 
     def sampling(self, data: Mapping[str, Any]) -> SamplingPlan:
         self.check_keys(data, _SAMPLING_KEYS, "sampling")

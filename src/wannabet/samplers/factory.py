@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wannabet.engine.base import Engine
+from wannabet.model import WAIT_INTERVAL_RANGE_S, WAIT_INTERVAL_S, StatisticsPlan
 from wannabet.samplers.base import Collector, Sampler, StatsWarning
-from wannabet.samplers.postgres import WAIT_INTERVAL_RANGE, WAIT_INTERVAL_S
 from wannabet.samplers.process import EngineSampler, ProcessSampler
 from wannabet.targets import Target, redact
 
@@ -21,7 +21,7 @@ class StatsOptions:
     server_cores: int | None = None
 
     def __post_init__(self) -> None:
-        lo, hi = WAIT_INTERVAL_RANGE
+        lo, hi = WAIT_INTERVAL_RANGE_S
         if not lo <= self.wait_interval_s <= hi:
             raise ValueError(
                 f"the wait-event sampling interval must be between {lo * 1000:.0f}ms and"
@@ -29,6 +29,15 @@ class StatsOptions:
             )
         if self.server_cores is not None and self.server_cores < 1:
             raise ValueError(f"server cores must be at least 1, got {self.server_cores}")
+
+    @classmethod
+    def of_plan(cls, plan: StatisticsPlan) -> StatsOptions:
+        """The options an experiment file's ``[statistics]`` table asks for."""
+        return cls(
+            enabled=plan.enabled,
+            wait_interval_s=plan.wait_interval_s,
+            server_cores=plan.server_cores,
+        )
 
 
 def collector_for(target: Target, engine: Engine, options: StatsOptions) -> Collector | None:

@@ -34,13 +34,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import psutil  # type: ignore[import-untyped]
 
 from wannabet.engine.base import SampleResult
+from wannabet.model import WAIT_INTERVAL_S
 from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
 from wannabet.samplers.process import allowed_cores
 from wannabet.targets import Target, redact
 
-#: default pg_stat_activity sampling interval, and the range allowed
-WAIT_INTERVAL_S = 0.050
-WAIT_INTERVAL_RANGE = (0.010, 0.050)
 #: how long the snapshot waits for the run's sessions to exit and report their counters
 BACKEND_EXIT_TIMEOUT_S = 10.0
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
