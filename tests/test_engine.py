@@ -134,6 +134,33 @@ def test_abort_on_error_raises(target: Target) -> None:
         sample(target, "INSERT INTO uniq VALUES (1);", count=10, on_error="abort")
 
 
+@pytest.mark.postgres
+def test_abort_cancels_the_statements_other_sessions_are_running(
+    postgres: ThrowawayPostgres,
+) -> None:
+    """Session 0 fails after 0.5 s while session 1 sleeps for 30 s: the failure must end the
+    sample without waiting for the sleep."""
+    import time
+
+    target = parse_target(postgres.url)
+    started = time.monotonic()
+    with pytest.raises(QueryError, match="division by zero"):
+        sample(
+            target,
+            "SELECT pg_sleep(CASE WHEN :client_id = 0 THEN 0.5 ELSE 30 END);\n"
+            "SELECT 1 / :client_id;",
+            seconds=60,
+            on_error="abort",
+        )
+    assert time.monotonic() - started < 15
+    # The sleeping backend was cancelled, not left running on the server.
+    busy = "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(CASE%'"
+    deadline = time.monotonic() + 5
+    while scalar(target, busy + " AND state = 'active'") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert scalar(target, busy + " AND state = 'active'") == 0
+
+
 def test_times_are_consistent_and_seeded(target: Target) -> None:
     make_accounts(target, 100)
     script = "\\set id random(1, 100)\nSELECT balance FROM accounts WHERE id = :id;"

@@ -822,14 +822,16 @@ def test_the_native_poller_refuses_to_stop_twice(postgres: ThrowawayPostgres) ->
         with pytest.raises(ValueError, match="not running"):
             poller.stop()
         poller.start()
-        with pytest.raises(ValueError, match="running or closed"):
+        with pytest.raises(ValueError, match="is running"):
             poller.start()
-        with pytest.raises(ValueError, match="running or closed"):
+        with pytest.raises(ValueError, match="is running"):
             poller.query("SELECT 1")
         assert poller.stop()["error"] is None
         assert poller.query("SELECT 1") == [["1"]]
     finally:
         poller.close()
+    with pytest.raises(ValueError, match="is closed"):
+        poller.start()
 
 
 @pytest.mark.postgres
@@ -853,6 +855,9 @@ def test_a_killed_poller_connection_flags_the_sample_and_is_reopened(
         assert section.values["waits"]["wait_s"] is None
         assert section.values["commits_check_reliable"] is False
         assert any("wait-event sampling stopped" in w.message for w in section.warnings)
+        # Only the waits are lost: the database deltas and the server CPU stay.
+        assert section.invalid == () and section.values["database"]["xact_commit"] > 0
+        assert section.values["cpu_s"] is not None
         sampler.start()
         time.sleep(0.2)
         section = sampler.stop(_fake_result())
@@ -861,3 +866,75 @@ def test_a_killed_poller_connection_flags_the_sample_and_is_reopened(
         assert section.values["commits_check_reliable"] is True
     finally:
         sampler.close()
+
+
+@pytest.mark.postgres
+def test_a_poller_connection_killed_between_samples_is_reopened_before_the_next(
+    postgres: ThrowawayPostgres,
+) -> None:
+    from wannabet.samplers.postgres import PostgresSampler
+
+    sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
+    try:
+        old_pid = sampler._waits.backend_pid
+        postgres.psql(f"SELECT pg_terminate_backend({old_pid})")  # idle_session_timeout alike
+        sampler.start()
+        section = sampler.stop(_fake_result())
+        assert sampler._waits.backend_pid != old_pid
+        assert section.values["waits"]["polls"] > 0 and section.values["waits"]["error"] is None
+        assert section.values["commits_check_reliable"] is True
+        assert section.invalid == () and section.warnings == ()
+    finally:
+        sampler.close()
+
+
+@pytest.mark.postgres
+def test_a_client_leaving_during_a_sample_does_not_invalidate_it(
+    postgres: ThrowawayPostgres,
+) -> None:
+    """numbackends falls when any client disconnects: it is a gauge, not a counter."""
+    import psycopg
+
+    from wannabet.samplers.postgres import PostgresSampler
+
+    other = psycopg.connect(postgres.url, application_name="someone-else")
+    sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
+    try:
+        sampler.start()
+        other.close()
+        section = sampler.stop(_fake_result())
+        assert section.invalid == ()
+        assert section.values["database"]["xact_commit"] > 0
+        assert "numbackends" not in section.values["database"]
+    finally:
+        sampler.close()
+
+
+@pytest.mark.postgres
+def test_the_native_poller_answers_a_second_thread_while_busy(
+    postgres: ThrowawayPostgres,
+) -> None:
+    """A call in flight releases the GIL but not the poller's state lock: another thread
+    must get an error at once, not deadlock the process (run apart, so a hang fails)."""
+    code = f"""
+import threading, time
+from wannabet import _engine
+p = _engine.WaitPoller({postgres.url!r}, "probe-app", 0.05, 5.0)
+t = threading.Thread(target=p.query, args=("SELECT pg_sleep(1)",))
+t.start()
+time.sleep(0.3)
+assert p.closed is False
+try:
+    p.query("SELECT 1")
+except ValueError as exc:
+    assert "busy" in str(exc), exc
+else:
+    raise AssertionError("a second query ran during the first")
+t.join()
+assert p.query("SELECT 1") == [["1"]]
+p.close()
+assert p.closed
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

@@ -520,13 +520,19 @@ fn run_sample<'py>(
 /// transactions are known exactly (one per poll, plus what `query` runs).
 #[pyclass(module = "wannabet._engine", name = "WaitPoller")]
 struct WaitPoller {
-    // A Mutex makes the class Sync; Python calls it from one thread at a time.
+    // Never held while the GIL is released: a blocking call takes what it
+    // needs out of the state first, so another Python thread touching the
+    // poller meanwhile gets an error ("busy"), not a deadlock.
     state: std::sync::Mutex<PollerState>,
 }
 
 struct PollerState {
     idle: Option<waits::Conn>,
     running: Option<waits::Running>,
+    /// A call has the connection out of the state (a query, a stop).
+    busy: bool,
+    /// close() was called: a connection coming back from a call is dropped.
+    closing: bool,
     backend_pid: i32,
     app: String,
     interval: Duration,
@@ -537,6 +543,15 @@ impl WaitPoller {
     fn state(&self) -> std::sync::MutexGuard<'_, PollerState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Puts a connection back after a call, unless close() came meanwhile.
+    fn give_back(&self, conn: waits::Conn) {
+        let mut st = self.state();
+        st.busy = false;
+        if !st.closing {
+            st.idle = Some(conn);
+        }
+    }
 }
 
 fn db_err(py: Python<'_>, e: DbError) -> PyErr {
@@ -544,6 +559,16 @@ fn db_err(py: Python<'_>, e: DbError) -> PyErr {
         backend::Status::Connection => connect_err(py, e),
         _ => query_err(py, e),
     }
+}
+
+fn idle_err(st: &PollerState) -> PyErr {
+    bad(if st.busy {
+        "the wait poller is busy in another call"
+    } else if st.running.is_some() {
+        "the wait poller is running"
+    } else {
+        "the wait poller is closed"
+    })
 }
 
 #[pymethods]
@@ -580,6 +605,8 @@ impl WaitPoller {
                 backend_pid: conn.backend_pid,
                 idle: Some(conn),
                 running: None,
+                busy: false,
+                closing: false,
                 app: application_name,
                 interval,
                 timeout,
@@ -593,23 +620,29 @@ impl WaitPoller {
         self.state().backend_pid
     }
 
-    /// True once closed, or when the connection was found dead.
+    /// True once closed, or when the connection was found dead (a call
+    /// failed on it: an idle connection is not watched).
     #[getter]
     fn closed(&self) -> bool {
         let st = self.state();
-        st.running.is_none() && st.idle.as_ref().is_none_or(|c| c.is_closed())
+        st.closing
+            || (!st.busy && st.running.is_none() && st.idle.as_ref().is_none_or(|c| c.is_closed()))
     }
 
     /// Runs `sql` on the poller's connection between samples; rows as text.
     fn query(&self, py: Python<'_>, sql: &str) -> PyResult<Vec<Vec<Option<String>>>> {
-        let mut st = self.state();
-        let timeout = st.timeout;
-        let conn = st
-            .idle
-            .as_mut()
-            .ok_or_else(|| bad("the wait poller is running or closed"))?;
-        py.detach(|| conn.query_text(sql, timeout))
-            .map_err(|e| db_err(py, e))
+        let (mut conn, timeout) = {
+            let mut st = self.state();
+            let conn = st.idle.take().ok_or_else(|| idle_err(&st))?;
+            st.busy = true;
+            (conn, st.timeout)
+        };
+        let (conn, r) = py.detach(move || {
+            let r = conn.query_text(sql, timeout);
+            (conn, r)
+        });
+        self.give_back(conn);
+        r.map_err(|e| db_err(py, e))
     }
 
     /// Starts polling; sessions whose pid is in `foreign` belong to another
@@ -617,11 +650,9 @@ impl WaitPoller {
     #[pyo3(signature = (foreign=Vec::new()))]
     fn start(&self, py: Python<'_>, foreign: Vec<i32>) -> PyResult<()> {
         let mut st = self.state();
-        let conn = st
-            .idle
-            .take()
-            .ok_or_else(|| bad("the wait poller is running or closed"))?;
+        let conn = st.idle.take().ok_or_else(|| idle_err(&st))?;
         let (app, interval, timeout) = (st.app.clone(), st.interval, st.timeout);
+        // Spawning a thread does not block: no need to let go of the lock.
         let running =
             waits::Running::start(conn, app, foreign.into_iter().collect(), interval, timeout)
                 .map_err(|e| {
@@ -635,15 +666,24 @@ impl WaitPoller {
     /// events [(type, event, count)], active, on_cpu, sessions,
     /// max_sessions, pids, cpu_s, error.
     fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut st = self.state();
-        let running = st
-            .running
-            .take()
-            .ok_or_else(|| bad("the wait poller is not running"))?;
-        let (conn, counts) = py.detach(move || running.stop()).ok_or_else(|| {
-            engine_err::<EngineError>(py, "the poller thread panicked".into(), None)
-        })?;
-        st.idle = Some(conn);
+        let running = {
+            let mut st = self.state();
+            let running = st
+                .running
+                .take()
+                .ok_or_else(|| bad("the wait poller is not running"))?;
+            st.busy = true;
+            running
+        };
+        let Some((conn, counts)) = py.detach(move || running.stop()) else {
+            self.state().busy = false;
+            return Err(engine_err::<EngineError>(
+                py,
+                "the poller thread panicked".into(),
+                None,
+            ));
+        };
+        self.give_back(conn);
         let d = PyDict::new(py);
         let mut events: Vec<((String, String), u64)> = counts.events.into_iter().collect();
         events.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -662,11 +702,14 @@ impl WaitPoller {
         Ok(d)
     }
 
-    /// Stops polling if it runs and closes the connection.
+    /// Stops polling if it runs and closes the connection (one in use by
+    /// another call is closed when that call returns).
     fn close(&self, py: Python<'_>) {
-        let mut st = self.state();
-        let running = st.running.take();
-        let idle = st.idle.take();
+        let (running, idle) = {
+            let mut st = self.state();
+            st.closing = true;
+            (st.running.take(), st.idle.take())
+        };
         py.detach(move || {
             drop(running.and_then(waits::Running::stop));
             drop(idle);

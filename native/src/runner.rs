@@ -243,15 +243,21 @@ struct Shared {
 }
 
 impl Shared {
-    /// Records the first fatal error and stops everybody.
+    /// Records the first fatal error and stops everybody, cancelling the
+    /// statements other sessions are running: a session in a long statement
+    /// would otherwise hold the failed sample open until it returned.
     fn fail(&self, f: Fatal) {
         let mut slot = self.fatal.lock().unwrap();
-        if slot.is_none() {
+        let first = slot.is_none();
+        if first {
             *slot = Some(f);
         }
         drop(slot);
         self.stop.store(true, Relaxed);
         self.gate.breakdown();
+        if first {
+            self.cancel.cancel(Instant::now() + FAIL_CANCEL_GRACE);
+        }
     }
 }
 
@@ -271,6 +277,9 @@ struct Rec {
 /// Rows in fixed-size chunks: growth never copies what is already recorded,
 /// so no transaction pays for a large reallocation.
 const CHUNK: usize = 1 << 16;
+/// How long a failing session spends cancelling the others' statements (an
+/// unreachable server must not hold up the error).
+const FAIL_CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Default)]
 struct ThreadOut {

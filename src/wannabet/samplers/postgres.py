@@ -1,4 +1,4 @@
-"""PostgreSQL statistics around each sample, through a dedicated psycopg connection.
+"""PostgreSQL statistics around each sample, through two connections of their own.
 
 What one sample gets (deltas between a snapshot right before and right after it):
 
@@ -142,6 +142,7 @@ class PostgresSampler:
             raise RuntimeError(self._scrub(f"cannot open a statistics connection: {exc}")) from None
 
     def _setup(self) -> None:
+        self.notes = []  # found again by this set-up: a reconnect must not repeat them
         self._own_commits = 0
         self.version = int(self._one("SELECT current_setting('server_version_num')::int"))
         self._own_pid = int(self._one("SELECT pg_backend_pid()"))
@@ -156,12 +157,14 @@ class PostgresSampler:
         )
         self._statements = self._has_statements()
         self._waits = self._open_poller()
+        self._poller_failed = False
 
     def _open_poller(self) -> Any:
         """The wait-event poller's own connection, its start-up and prepare already reported
         (so that its only transactions inside a sample are its polls and one flush)."""
         from wannabet import _engine  # type: ignore[attr-defined]
 
+        poller = None
         try:
             poller = _engine.WaitPoller(
                 self._target.url, self._app, self._interval, STATEMENT_TIMEOUT_MS / 1000
@@ -169,24 +172,47 @@ class PostgresSampler:
             if self._can_flush:
                 poller.query(FLUSH_SQL)
         except _engine.EngineError as exc:
+            if poller is not None:
+                poller.close()
             raise RuntimeError(
                 self._scrub(f"cannot open the wait-event connection: {_first(exc)}")
             ) from None
         return poller
 
     def _reconnect_if_lost(self) -> None:
-        """A server restart kills the connections: open new ones, once per sample."""
+        """A server restart, an administrator or ``idle_session_timeout`` kills connections:
+        open new ones, once per sample. Nothing watches an idle connection, so each is probed;
+        the poller's probe also reports its counters, so none are pending in the sample."""
         if not self._conn.closed:
             try:
                 self._one("SELECT 1")
-                if self._waits is not None and not self._waits.closed:
-                    return
             except self._errors:
                 pass
+            else:
+                if self._poller_usable():
+                    return
+
+                try:
+                    self._waits.close()
+                    self._waits = self._open_poller()
+                    return
+                except RuntimeError:
+                    pass  # the server may be gone too: start over below
         self._close_connections()
         self._conn = self._connect()
         self._setup()
         self._disabled = set()
+
+    def _poller_usable(self) -> bool:
+        from wannabet import _engine  # type: ignore[attr-defined]
+
+        if self._waits is None or self._poller_failed or self._waits.closed:
+            return False
+        try:
+            self._waits.query(FLUSH_SQL if self._can_flush else "SELECT 1")
+        except _engine.EngineError:
+            return False
+        return True
 
     def _close_connections(self) -> None:
         try:
@@ -272,11 +298,12 @@ class PostgresSampler:
             return None
         mine = {self._own_pid, self._waits.backend_pid}
         for _ in range(5):
+            own: dict[int, float] = {}
             # Scanning /proc takes milliseconds; a child reaped meanwhile moves its CPU into the
             # parent's children times. Reading the parent before and after the scan and
             # retrying when those changed counts every child exactly once.
             t = pm.cpu_times()
-            total, own = 0.0, 0.0
+            total = 0.0
             for child in pm.children():
                 try:
                     ct = child.cpu_times()
@@ -286,12 +313,12 @@ class PostgresSampler:
                 # but extensions may fork) are in its children times.
                 total += ct.user + ct.system + ct.children_user + ct.children_system
                 if child.pid in mine:
-                    own += ct.user + ct.system
+                    own[child.pid] = ct.user + ct.system
             t2 = pm.cpu_times()
             if (t2.children_user, t2.children_system) == (t.children_user, t.children_system):
                 break
         total += t2.user + t2.system + t2.children_user + t2.children_system
-        return {"server_cpu_s": total, "stats_backend_cpu_s": own, "postmaster_pid": pm.pid}
+        return {"server_cpu_s": total, "stats_backends_cpu_s": own, "postmaster_pid": pm.pid}
 
     def _wait_for_sessions(self, seen: set[int]) -> bool:
         """Wait until the run's sessions have exited and so reported their counters.
@@ -438,7 +465,9 @@ class PostgresSampler:
             except _engine.EngineError as exc:
                 counts["error"] = _first(exc)
         if counts["error"] is not None:
-            self._waits.close()  # reopened by the next sample's start()
+            # Reopened by the next start(); closed only then, so that its backend is still
+            # there for the closing snapshot's CPU reading.
+            self._poller_failed = True
         return counts
 
     def abandon(self) -> None:
@@ -460,9 +489,9 @@ class PostgresSampler:
             invalid.append("pg_stat_database was reset during the sample")
         if db_before.get("_postmaster_start") != db_after.get("_postmaster_start"):
             invalid.append("the server restarted during the sample")
-        db, negative = delta(db_before, db_after)
-        db.pop("datid", None)
-        db.pop("numbackends", None)
+        # numbackends is a gauge, not a counter (a client leaving is no reset); datid an oid.
+        counters = [k for k in db_after if k not in ("datid", "numbackends")]
+        db, negative = delta(db_before, db_after, counters)
         if negative:
             invalid.append(f"pg_stat_database counters went backwards ({', '.join(negative)})")
         values["database"] = db if not invalid else {}
@@ -500,7 +529,7 @@ class PostgresSampler:
                 values["cpu_s"] = None
             else:
                 total = ca["server_cpu_s"] - cb["server_cpu_s"]
-                own = max(ca["stats_backend_cpu_s"] - cb["stats_backend_cpu_s"], 0.0)
+                own = _own_cpu(cb["stats_backends_cpu_s"], ca["stats_backends_cpu_s"])
                 values["cpu_s"] = max(total - own, 0.0) if total >= 0 else None
                 values["stats_backend_cpu_s"] = own
         else:
@@ -569,6 +598,14 @@ class PostgresSampler:
     def close(self) -> None:
         self._polling = False
         self._close_connections()
+
+
+def _own_cpu(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU the statistics backends used between two readings. A backend that exited in
+    between (killed, or a restart) is missing from ``after``: its CPU since ``before`` went to
+    the postmaster's reaped-children times and cannot be told apart, so it counts as the
+    server's; the lifetime CPU it had before is not counted twice."""
+    return sum(max(after[pid] - cpu, 0.0) for pid, cpu in before.items() if pid in after)
 
 
 def _wait_summary(counts: dict[str, Any], target_interval_s: float) -> dict[str, Any]:
