@@ -11,12 +11,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from wannabet.testing import PostgresUnavailable, ThrowawayPostgres
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# Property tests check what is computed, not how fast: on a shared machine one slow example
+# must not fail the run (Hypothesis's default deadline is 200 ms per example).
+settings.register_profile("wannabet", deadline=None)
+settings.load_profile("wannabet")
 
 
 @pytest.fixture(scope="session")

@@ -77,7 +77,7 @@ def test_committed_updates_leave_exactly_that_many_increments(target: Target) ->
         seconds=1.0,
     )
     ok = int((result.columns["status"] == OK).sum())
-    assert ok > 100
+    assert ok >= 10  # a time-limited sample: how many depends on the disk's fsync
     assert ok == result.count  # nothing failed
     assert scalar(target, "SELECT sum(balance) FROM accounts") == ok
 

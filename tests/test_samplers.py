@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -242,7 +243,8 @@ def test_sqlite_samples_carry_cpu_and_io(sqlite_run: tuple[Store, int]) -> None:
         assert proc["read_bytes"] is not None and proc["write_bytes"] is not None
         assert proc["fsync_calls"] is None  # not measurable: unknown, not zero
         # The engine's threads are part of the process: their CPU cannot exceed it.
-        assert eng["cpu_s"] <= proc["cpu_s"] * 1.05 + 0.01
+        # psutil reads user and system time in clock ticks, each truncated.
+        assert eng["cpu_s"] <= proc["cpu_s"] * 1.05 + 2 / os.sysconf("SC_CLK_TCK")
     units = unit_of_work_for_run(store, run_id)
     assert {u.condition for u in units} == {
         "synchronous=FULL",
@@ -566,7 +568,15 @@ def test_the_wait_estimate_finds_a_known_sleep(postgres: ThrowawayPostgres, tmp_
     (u,) = unit_of_work_for_run(store, out.run_id)
     sleep = [w for w in u.top_waits if w.event == "PgSleep"]
     assert sleep, u.top_waits
-    assert sleep[0].ms_per_unit == pytest.approx(50.0, rel=0.2)
+    # At least the 50 ms asked for (less only by sampling error); at most the latency the
+    # engine measured, which also grows when a loaded machine wakes the sleeper late.
+    docs = stats_of(store, out.run_id)
+    latency_ms = (
+        1000
+        * sum(d["engine"]["busy_s"] for d in docs)
+        / sum(d["engine"]["transactions"] for d in docs)
+    )
+    assert 0.8 * 50.0 <= sleep[0].ms_per_unit <= 1.15 * latency_ms, (sleep, latency_ms)
     # The server's own account of active time agrees with CPU + sampled waits.
     assert u.active_ms_per_unit and u.response_ms_per_unit
     assert u.active_ms_per_unit.mean == pytest.approx(u.response_ms_per_unit.mean, rel=0.2)
@@ -590,9 +600,14 @@ def test_server_cpu_per_unit_matches_a_cpu_bound_statement(
         pg, eng = doc["postgres"], doc["engine"]
         per_unit_cpu = pg["cpu_s"] / eng["committed"]
         per_unit_busy = eng["busy_s"] / eng["transactions"]
-        # CPU can only fall short of the latency (network, a busy machine), never exceed it by
-        # more than the measurement's grain; on an idle server they are nearly equal.
-        assert 0.6 * per_unit_busy <= per_unit_cpu <= 1.1 * per_unit_busy, (pg, eng)
+        # CPU can only fall short of the latency (network, waiting for a core on a busy
+        # machine), never exceed it by more than the measurement's grain; on an idle server
+        # they are nearly equal.
+        assert 0.25 * per_unit_busy <= per_unit_cpu <= 1.1 * per_unit_busy, (pg, eng)
+        # Load-independent: the polls see the backend active without a wait event (running
+        # or runnable) for as long as the statement runs.
+        on_cpu_per_unit = pg["waits"]["on_cpu_s"] / eng["committed"]
+        assert on_cpu_per_unit == pytest.approx(per_unit_busy, rel=0.25), (pg, eng)
 
 
 @pytest.mark.postgres
@@ -739,7 +754,7 @@ def test_a_lost_statistics_connection_is_reopened_at_the_next_start(
     try:
         old_pid = sampler._own_pid
         # What a server restart or an administrator does to the connection.
-        postgres.psql(f"SELECT pg_terminate_backend({old_pid})")
+        postgres.psql(f"SELECT pg_terminate_backend({old_pid}, 5000)")
         sampler.start()
         section = sampler.stop(_fake_result())
         assert sampler._own_pid != old_pid
@@ -781,22 +796,24 @@ def test_the_native_poller_counts_the_runs_sessions_by_wait_event(
         while int(postgres.psql(sql)) < 2:
             assert time.monotonic() < deadline, "the sleepers did not start"
             time.sleep(0.02)
+        t0 = time.monotonic()
         poller.start([foreign.info.backend_pid])
         time.sleep(0.3)
         counts = poller.stop()
+        took = time.monotonic() - t0
     finally:
         for c in (*conns, foreign):
             c.close()
         poller.close()
     assert counts["error"] is None
     polls = counts["polls"]
-    # Polls every 10 ms ±50% for 0.3 s; the idle foreign session's group is left out.
-    assert 10 <= polls <= 60, counts
+    # Polls every 10 ms ±50% for at least 0.3 s; the idle foreign session's group is left out.
+    assert 0.29 <= counts["elapsed_s"] <= took, (counts, took)
+    assert 3 <= polls <= counts["elapsed_s"] / 0.005 + 1, counts
     assert counts["events"] == [("Timeout", "PgSleep", 2 * polls)]
     assert counts["active"] == 2 * polls and counts["on_cpu"] == 0
     assert counts["sessions"] == 2 * polls and counts["max_sessions"] == 2
     assert sorted(counts["pids"]) == sorted(pids)
-    assert counts["elapsed_s"] == pytest.approx(0.3, abs=0.1)
     assert 0 < counts["cpu_s"] < counts["elapsed_s"]
     assert poller.closed
 
@@ -849,7 +866,7 @@ def test_a_killed_poller_connection_flags_the_sample_and_is_reopened(
         old_pid = sampler._waits.backend_pid
         sampler.start()
         time.sleep(0.2)
-        postgres.psql(f"SELECT pg_terminate_backend({old_pid})")
+        postgres.psql(f"SELECT pg_terminate_backend({old_pid}, 5000)")
         time.sleep(0.2)
         section = sampler.stop(_fake_result())
         assert section.values["waits"]["wait_s"] is None
@@ -877,7 +894,7 @@ def test_a_poller_connection_killed_between_samples_is_reopened_before_the_next(
     sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
     try:
         old_pid = sampler._waits.backend_pid
-        postgres.psql(f"SELECT pg_terminate_backend({old_pid})")  # idle_session_timeout alike
+        postgres.psql(f"SELECT pg_terminate_backend({old_pid}, 5000)")  # idle_session_timeout alike
         sampler.start()
         section = sampler.stop(_fake_result())
         assert sampler._waits.backend_pid != old_pid
@@ -922,7 +939,13 @@ from wannabet import _engine
 p = _engine.WaitPoller({postgres.url!r}, "probe-app", 0.05, 5.0)
 t = threading.Thread(target=p.query, args=("SELECT pg_sleep(1)",))
 t.start()
-time.sleep(0.3)
+probe = _engine.WaitPoller({postgres.url!r}, "probe-2", 0.05, 5.0)
+deadline = time.monotonic() + 10
+sql = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'"
+while probe.query(sql) != [["1"]]:
+    assert time.monotonic() < deadline, "the first query did not start"
+    time.sleep(0.02)
+probe.close()
 assert p.closed is False
 try:
     p.query("SELECT 1")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import numpy as np
 import pytest
@@ -487,10 +486,12 @@ def test_environment_differs_is_reported():
     assert [d.code for d in runs.conditions[0].diagnostics].count("environment-differs") == 1
 
 
-# --- speed ------------------------------------------------------------------------------------
+# --- scale ------------------------------------------------------------------------------------
 
 
-def test_three_conditions_with_a_million_transactions_each_is_fast():
+def test_three_conditions_with_a_million_transactions_each():
+    """The verdicts at full scale; the time it takes is measured by bench/compare_3x1m against
+    a reference in the same run, not asserted here."""
     rng = np.random.default_rng(18)
     s, m = 30, 1_000_000 // 30
     groups = []
@@ -506,9 +507,6 @@ def test_three_conditions_with_a_million_transactions_each_is_fast():
             )
         )
     for level in ("sample", "transaction"):
-        t0 = time.perf_counter()
         c = compare(groups, level=level)
-        elapsed = time.perf_counter() - t0
-        assert elapsed < 3.0, f"{level}: {elapsed:.2f} s"
         assert c.comparison("b").verdict == "faster"
         assert c.comparison("c").verdict == "no-difference"

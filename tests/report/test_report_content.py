@@ -29,7 +29,7 @@ from wannabet.render.report import (
     build_report,
     verdict_sentence,
 )
-from wannabet.render.report.build import condition_notes
+from wannabet.render.report.build import _interval, condition_notes
 from wannabet.render.report.charts import LABEL_LIMIT
 from wannabet.render.report.data import (
     HEAT_LATENCY_BINS,
@@ -246,7 +246,7 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
     pair = built.doc["comparisons"][0]["bayes"]
     lo, hi = pair["hdi_pct"]
     # The HDI of the table is the one the analysis computed, and the shaded area lies in it.
-    assert f"[{lo:.2f}, {hi:.2f}]%" in built.html or f"[{lo:.1f}, {hi:.1f}]%" in built.html
+    assert _interval([lo, hi], "%") in built.html
     parser = _Scripts()
     parser.feed(built.html)
     spec = json.loads(parser.scripts[built.charts.index("posterior")][1])
