@@ -241,3 +241,20 @@ def test_server_commits_count_commits_not_rollbacks(
     assert (result.columns["status"] == OK).all()
     # Start-up and three prepares (BEGIN, UPDATE, COMMIT/ROLLBACK) commit in both cases.
     assert result.counters == {"server_commits": 1 + 3 + (5 if commit == "COMMIT" else 0)}
+
+
+@pytest.mark.postgres
+def test_the_engine_logs_in_with_a_password_from_the_password_file(
+    postgres: ThrowawayPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pgpass = tmp_path / "pgpass"
+    pgpass.write_text(f"127.0.0.1:{postgres.port}:*:{postgres.user}:{postgres.password}\n")
+    pgpass.chmod(0o600)
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    url = f"postgresql://{postgres.user}@127.0.0.1:{postgres.port}/{postgres.database}"
+    with pytest.raises(ConnectError):  # scram-sha-256: without the file, no way in
+        monkeypatch.setenv("PGPASSFILE", str(tmp_path / "none"))
+        ENGINE.query(parse_target(url), "SELECT 1")
+    monkeypatch.setenv("PGPASSFILE", str(pgpass))
+    assert ENGINE.query(parse_target(url), "SELECT 1") == [("1",)]

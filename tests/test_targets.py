@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from wannabet.errors import SpecError
@@ -44,6 +46,49 @@ def test_pgpassword_fills_a_missing_password(monkeypatch: pytest.MonkeyPatch) ->
     target = parse_target("postgresql://u@h:5432/db")
     assert target.password == "from-env"
     assert "from-env" not in target.display
+
+
+def _pgpass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, mode: int = 0o600) -> Path:
+    path = tmp_path / "pgpass"
+    path.write_text(text)
+    path.chmod(mode)
+    monkeypatch.setenv("PGPASSFILE", str(path))
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    return path
+
+
+def test_the_password_file_fills_a_missing_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _pgpass(
+        tmp_path,
+        monkeypatch,
+        "# comment\n"
+        "other:5432:*:u:wrong\n"
+        "127.0.0.1:5433:*:u:wrong-port\n"
+        "127.0.0.1:*:db:u:pa\\:ss\\\\x:y\n"
+        "*:*:*:*:too-late\n",
+    )
+    target = parse_target("postgresql://u@127.0.0.1:5432/db")
+    assert target.password == "pa:ss\\x:y"  # escapes undone, the last field keeps its colons
+    assert "pa:ss" not in target.display
+    # The first matching line wins; the user and database default as libpq's do.
+    monkeypatch.setenv("PGUSER", "v")
+    assert parse_target("postgresql://h/d").password == "too-late"
+    # A password in the URL, or PGPASSWORD, is used before the file.
+    assert parse_target("postgresql://u:given@127.0.0.1/db").password == "given"
+    monkeypatch.setenv("PGPASSWORD", "env")
+    assert parse_target("postgresql://u@127.0.0.1/db").password == "env"
+
+
+def test_a_password_file_others_may_read_is_refused_only_when_it_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _pgpass(tmp_path, monkeypatch, "127.0.0.1:*:*:u:secret\n", mode=0o644)
+    assert parse_target("postgresql://x@10.0.0.1/db").password is None
+    with pytest.raises(SpecError) as info:
+        parse_target("postgresql://u@127.0.0.1/db")
+    assert f"chmod 600 {path}" in str(info.value) and "secret" not in str(info.value)
 
 
 def test_sqlite_paths(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

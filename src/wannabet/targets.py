@@ -2,17 +2,21 @@
 
 ``sqlite:///relative.db`` (relative to the working directory), ``sqlite:////absolute/path.db``,
 and ``postgresql://user:password@host:port/dbname`` (or ``postgres://``). A PostgreSQL URL without
-a password takes ``PGPASSWORD`` from the environment, so passwords can stay out of files.
+a password takes ``PGPASSWORD`` from the environment or, as libpq does, the first matching line
+of the password file (``PGPASSFILE``, else ``~/.pgpass``), so passwords can stay out of
+experiment files and command lines.
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit, urlunsplit
 
 from wannabet.errors import SpecError
 
@@ -81,17 +85,95 @@ def parse_target(url: str, *, key: str = "target") -> Target:
             raise SpecError(
                 f"{redact(url)!r} names no host; write postgresql://user@host:5432/dbname", key=key
             )
-        if parts.password is None and os.environ.get("PGPASSWORD"):
-            user = parts.username or ""
-            netloc = f"{quote(user, safe='')}:{quote(os.environ['PGPASSWORD'], safe='')}@"
-            netloc += parts.netloc.rsplit("@", 1)[-1]
-            url = urlunsplit(parts._replace(netloc=netloc))
+        if parts.password is None:
+            password = os.environ.get("PGPASSWORD") or _password_from_file(url, key)
+            if password:
+                user = parts.username or ""
+                netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@"
+                netloc += parts.netloc.rsplit("@", 1)[-1]
+                url = urlunsplit(parts._replace(netloc=netloc))
         return Target(kind="postgresql", url=url)
     raise SpecError(
         f"unsupported target {redact(url)!r}; use sqlite:///file.db or"
         " postgresql://user@host/dbname",
         key=key,
     )
+
+
+def _password_from_file(url: str, key: str) -> str | None:
+    """The password libpq would take from the password file for this URL, if any.
+
+    Lines are ``host:port:database:user:password``; ``*`` matches anything, ``\\:`` and ``\\\\``
+    are a literal colon and backslash, ``#`` starts a comment. A Unix-socket host matches
+    ``localhost``. libpq ignores a file that group or others may read; here that is an error
+    when the file holds the matching line, since the connection would otherwise fail with a
+    bare "password authentication failed".
+    """
+    try:
+        path = Path(os.environ.get("PGPASSFILE") or Path.home() / ".pgpass")
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except (OSError, RuntimeError):  # RuntimeError: no home directory to look in
+        return None
+    parts = urlsplit(url)
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    host = query.get("host") or (unquote(parts.hostname) if parts.hostname else "localhost")
+    if host.startswith("/"):
+        host = "localhost"
+    try:
+        port = str(query.get("port") or parts.port or 5432)
+    except ValueError:
+        return None
+    user = (
+        query.get("user")
+        or unquote(parts.username or "")
+        or os.environ.get("PGUSER")
+        or getpass.getuser()
+    )
+    database = (
+        query.get("dbname")
+        or unquote(parts.path.lstrip("/"))
+        or os.environ.get("PGDATABASE")
+        or user
+    )
+    wanted = (host, port, database, user)
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = _pgpass_fields(line)
+        if len(fields) < 5:
+            continue
+        if all(f == "*" or f == w for f, w in zip(fields[:4], wanted, strict=True)):
+            if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+                raise SpecError(
+                    f"the password file {path} may be read by group or others, so libpq"
+                    f" and wannabet do not use it; run: chmod 600 {path}",
+                    key=key,
+                )
+            return fields[4]
+    return None
+
+
+def _pgpass_fields(line: str) -> list[str]:
+    """A password-file line split at unescaped colons; the fifth field keeps the rest."""
+    fields: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for ch in line:
+        if escaped:
+            current.append(ch)
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == ":" and len(fields) < 4:
+            fields.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    fields.append("".join(current))
+    return fields
 
 
 def redact(text: str, *secrets: str | None) -> str:
