@@ -1,0 +1,34 @@
+"""The Rust engine's own unit tests (script semantics, random streams, the protocol scanner),
+run through cargo so that CI runs them with the rest of the suite."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+NATIVE = Path(__file__).resolve().parent.parent / "native"
+
+
+def test_the_engines_rust_unit_tests_pass() -> None:
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        if IN_CI:
+            pytest.fail("CI builds the engine with cargo, so cargo must be on PATH")
+        pytest.skip("cargo is not installed")
+    proc = subprocess.run(
+        [cargo, "test", "--release", "--quiet", "--manifest-path", str(NATIVE / "Cargo.toml")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        # pyo3's build script asks this interpreter for its configuration.
+        env={**os.environ, "PYO3_PYTHON": sys.executable},
+        check=False,
+    )
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert "test result: ok" in proc.stdout, proc.stdout[-2000:]
