@@ -499,3 +499,30 @@ def test_a_sqlite_target_next_to_the_results_is_shown_without_its_machine_path(
     assert shown_target(elsewhere, results) == elsewhere
     assert shown_target("postgresql://u@h/db", results) == "postgresql://u@h/db"
     assert shown_target(None, results) == "–"
+
+
+def test_the_density_subsample_is_the_same_in_every_process(sqlite_runs: Runs) -> None:
+    """A report rebuilt from the same file draws the same curves: the KDE's subsample must not
+    depend on how DuckDB parallelised the scan."""
+    code = f"""
+import json
+from wannabet.render.report import data
+from wannabet.store import Store
+data.KDE_SUBSAMPLE = 500
+store = Store({str(sqlite_runs.results)!r})
+info = store.run({sqlite_runs.ids["six"]})
+labels = [[c.label for c in store.conditions(info.run_id)]]
+d = data.load_report_data(store, [info], labels=labels, metric="latency")
+print(json.dumps([[c.latency.kde_bandwidth, c.latency.log_density] for c in d.conditions]))
+"""
+    import subprocess
+    import sys
+
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+        ).stdout
+        for _ in range(3)
+    ]
+    assert outs[0] == outs[1] == outs[2]
+    assert json.loads(outs[0])[0][0] is not None

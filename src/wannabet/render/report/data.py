@@ -3,7 +3,7 @@
 No per-transaction row ever reaches the page. Per condition the report keeps:
 
 * latency histograms as bin counts (log-spaced and linear bins), computed by ``GROUP BY``;
-* a bounded reservoir subsample (at most :data:`KDE_SUBSAMPLE` latencies) for the smoothed
+* a bounded, seeded subsample (at most :data:`KDE_SUBSAMPLE` latencies) for the smoothed
   density, which is evaluated on a fixed grid;
 * five quantiles, overall and per session and per period;
 * heatmap cells: time buckets x log-latency buckets with their counts;
@@ -135,7 +135,7 @@ def timed(run: RunInfo) -> bool:
 def _latency_sql(include_warmup: bool) -> str:
     warm = "" if include_warmup else "AND NOT t.warmup"
     return f"""
-        SELECT s.condition_id, t.session, t.start_ns,
+        SELECT s.condition_id, t.sample_id, t.session, t.start_ns,
                greatest((t.end_ns - t.intended_start_ns) / 1e6, 0) AS ms
         FROM transactions t JOIN samples s USING (run_id, sample_id)
         WHERE t.run_id = ? AND t.status = 'ok' {warm}
@@ -388,11 +388,13 @@ def _latencies(
     for cid, d in result.items():
         if "n" not in d:
             continue
-        # DuckDB samples the FROM clause before WHERE applies, so the condition is filtered
-        # inside the subquery; the reservoir is seeded (REPEATABLE) for a reproducible page.
+        # The subsample is the rows with the smallest seeded hashes of their identity: a
+        # uniform random subset that is the same in every process (a seeded reservoir is not
+        # when DuckDB scans in parallel), so a report rebuilt from the same file is the same.
         sub = con.execute(
-            f"SELECT lg FROM (SELECT lg FROM ({base}) WHERE condition_id = ?)"
-            f" USING SAMPLE reservoir({KDE_SUBSAMPLE} ROWS) REPEATABLE ({int(seed)})",
+            f"SELECT lg FROM ({base}) WHERE condition_id = ?"
+            f" ORDER BY hash(sample_id, session, start_ns, {int(seed)}),"
+            f" sample_id, session, start_ns, ms LIMIT {KDE_SUBSAMPLE}",
             [rid, cid],
         ).fetchnumpy()["lg"]
         density, bandwidth = _log_density(np.asarray(sub, dtype=np.float64), grid)
