@@ -593,12 +593,13 @@ impl WaitPoller {
         let interval = positive(interval_s, "interval_s")?;
         let timeout = positive(timeout_s, "timeout_s")?;
         let cfg = match parse_target(py, target)? {
-            Target::Postgres(cfg) => cfg,
+            Target::Postgres(cfg, tls) => (cfg, tls),
             Target::Sqlite(_) => return Err(bad("wait-event sampling needs a PostgreSQL target")),
         };
         let app = application_name.clone();
+        let (cfg, tls) = cfg;
         let conn = py
-            .detach(move || waits::Conn::open(&cfg, &app, timeout))
+            .detach(move || waits::Conn::open(&cfg, &tls, &app, timeout))
             .map_err(|e| db_err(py, e))?;
         Ok(WaitPoller {
             state: std::sync::Mutex::new(PollerState {

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio_postgres::{Config, Statement};
 
 use crate::backend::postgres::PgSession;
+use crate::backend::tls::Tls;
 use crate::backend::{DbError, DbResult, Status};
 use crate::runner::thread_cpu_ns;
 use crate::script::Prng;
@@ -63,7 +64,7 @@ pub struct Conn {
 impl Conn {
     /// Connects as `<app>-waits` with a server-side statement timeout, and
     /// prepares the poll.
-    pub fn open(cfg: &Config, app: &str, timeout: Duration) -> DbResult<Conn> {
+    pub fn open(cfg: &Config, tls: &Tls, app: &str, timeout: Duration) -> DbResult<Conn> {
         let mut cfg = cfg.clone();
         cfg.application_name(format!("{app}-waits"));
         // The server cancels a poll that takes too long; the client deadline
@@ -74,7 +75,7 @@ impl Conn {
             _ => format!("-c statement_timeout={ms}"),
         };
         cfg.options(options);
-        let mut session = PgSession::connect(&cfg)?;
+        let mut session = PgSession::connect(&cfg, tls)?;
         let pid = session
             .query_text_within("SELECT pg_backend_pid()", timeout)?
             .first()

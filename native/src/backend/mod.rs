@@ -2,6 +2,7 @@
 
 pub mod postgres;
 pub mod sqlite;
+pub mod tls;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -98,7 +99,7 @@ pub trait Session {
 /// Where to connect, parsed once per call.
 pub enum Target {
     Sqlite(std::path::PathBuf),
-    Postgres(Box<tokio_postgres::Config>),
+    Postgres(Box<tokio_postgres::Config>, tls::Tls),
 }
 
 impl Target {
@@ -114,8 +115,11 @@ impl Target {
             return Ok(Target::Sqlite(path.into()));
         }
         if target.starts_with("postgresql://") || target.starts_with("postgres://") {
+            // sslmode/sslrootcert as libpq reads them; the rest is tokio-postgres's.
+            let (url, tls) = tls::Tls::from_url(target)
+                .map_err(|m| DbError::new(Status::Connection, None, m))?;
             // Never echo the target: it may carry a password.
-            let mut cfg = target.parse::<tokio_postgres::Config>().map_err(|e| {
+            let mut cfg = url.parse::<tokio_postgres::Config>().map_err(|e| {
                 DbError::new(
                     Status::Connection,
                     None,
@@ -155,7 +159,7 @@ impl Target {
                 let db = db.unwrap_or_else(|| cfg.get_user().unwrap_or_default().to_string());
                 cfg.dbname(db);
             }
-            return Ok(Target::Postgres(Box::new(cfg)));
+            return Ok(Target::Postgres(Box::new(cfg), tls));
         }
         Err(DbError::new(
             Status::Connection,
@@ -295,8 +299,8 @@ pub fn with_session_cancellable<F: WithSession>(
             let mut s = sqlite::SqliteSession::new(&conn);
             Ok(f.run(&mut s))
         }
-        Target::Postgres(cfg) => {
-            let mut s = postgres::PgSession::connect(cfg)?;
+        Target::Postgres(cfg, tls) => {
+            let mut s = postgres::PgSession::connect(cfg, tls)?;
             if !cancel.register(CancelHandle::Postgres(s.cancel_info())) {
                 return Err(interrupted());
             }
@@ -311,7 +315,7 @@ mod tests {
 
     fn pg(url: &str) -> Box<tokio_postgres::Config> {
         match Target::parse(url) {
-            Ok(Target::Postgres(c)) => c,
+            Ok(Target::Postgres(c, _)) => c,
             _ => panic!("{url} did not parse"),
         }
     }

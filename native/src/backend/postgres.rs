@@ -23,15 +23,16 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
+use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_postgres::config::Host;
+use tokio_postgres::config::SslMode;
 use tokio_postgres::error::Severity;
-use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::tls::{ChannelBinding, TlsConnect, TlsStream};
 use tokio_postgres::types::{IsNull, ToSql, Type};
-use tokio_postgres::{
-    CancelToken, Client, Config, Connection, NoTls, Row, SimpleQueryMessage, Statement,
-};
+use tokio_postgres::{CancelToken, Client, Config, Connection, Row, SimpleQueryMessage, Statement};
 
+use super::tls::{Mode as TlsMode, Tls};
 use super::{DbError, DbResult, Session, Status};
 use crate::script::Value;
 
@@ -51,6 +52,9 @@ struct IoState {
     txn_status: AtomicU8,
     /// Committed server transactions seen on this connection (see MsgScan).
     commits: AtomicU64,
+    /// TLS was negotiated: the socket carries ciphertext, and the scan runs
+    /// on the plaintext side (TlsSock) instead.
+    tls: AtomicBool,
 }
 
 impl IoState {
@@ -60,15 +64,16 @@ impl IoState {
             want_write: AtomicBool::new(false),
             txn_status: AtomicU8::new(b'I'),
             commits: AtomicU64::new(0),
+            tls: AtomicBool::new(false),
         })
     }
 }
 
 /// Follows message boundaries in the bytes the server sends, just far enough
 /// to see each ReadyForQuery ('Z', length 5, one status byte). Only headers
-/// are looked at; bodies are skipped. With NoTls every byte from the server is
-/// a typed message (no SSL/GSS negotiation reply), so the framing holds from
-/// the first byte.
+/// are looked at; bodies are skipped. Every byte from the server is a typed
+/// message except the one-byte answer to an SSLRequest, which the socket skips
+/// (`Sock::skip`); after a TLS handshake the scan runs on the decrypted bytes.
 ///
 /// It also counts the server transactions that committed, for the check of
 /// the engine's count against `pg_stat_database.xact_commit`: every
@@ -157,6 +162,9 @@ struct Sock {
     fd: RawFd,
     io: Arc<IoState>,
     scan: MsgScan,
+    /// Bytes to leave out of the scan: the server's 'S'/'N' answer to the
+    /// SSLRequest sent before the startup message.
+    skip: usize,
     /// Owns the descriptor (closes it on drop).
     _inner: SockInner,
 }
@@ -180,6 +188,7 @@ impl Sock {
             fd,
             io: IoState::new(),
             scan: MsgScan::default(),
+            skip: 0,
             _inner: inner,
         }
     }
@@ -197,6 +206,9 @@ enum Peer {
 pub struct CancelInfo {
     token: CancelToken,
     peer: Peer,
+    /// The session's TLS: a server that requires it wants the cancel that way.
+    tls: Tls,
+    host: Option<String>,
 }
 
 impl CancelInfo {
@@ -214,7 +226,8 @@ impl CancelInfo {
         let Ok(inner) = inner else { return };
         let sock = Sock::new(inner);
         let driver = Driver::new(sock.fd, sock.io.clone());
-        let _ = driver.block_on(self.token.cancel_query_raw(sock, NoTls), Some(deadline));
+        let tls = Connector::new(&self.tls, self.host.as_deref(), sock.io.clone());
+        let _ = driver.block_on(self.token.cancel_query_raw(sock, tls), Some(deadline));
     }
 }
 
@@ -238,10 +251,14 @@ impl AsyncRead for Sock {
                 let n = n as usize;
                 unsafe { buf.assume_init(n) };
                 buf.advance(n);
-                let filled = buf.filled();
-                this.scan
-                    .feed(&filled[filled.len() - n..], &this.io.txn_status);
-                this.io.commits.store(this.scan.commits, Relaxed);
+                if !this.io.tls.load(Relaxed) {
+                    let filled = buf.filled();
+                    let skipped = this.skip.min(n);
+                    this.skip -= skipped;
+                    this.scan
+                        .feed(&filled[filled.len() - n + skipped..], &this.io.txn_status);
+                    this.io.commits.store(this.scan.commits, Relaxed);
+                }
                 if n < len {
                     this.io.readable.store(false, Relaxed);
                 }
@@ -297,6 +314,109 @@ impl AsyncWrite for Sock {
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         unsafe { libc::shutdown(self.fd, libc::SHUT_WR) };
         Poll::Ready(Ok(()))
+    }
+}
+
+/// Sets up TLS on a session's socket when the server agreed to it.
+struct Connector {
+    config: Option<Arc<rustls::ClientConfig>>,
+    name: Result<ServerName<'static>, String>,
+    io: Arc<IoState>,
+}
+
+impl Connector {
+    fn new(tls: &Tls, host: Option<&str>, io: Arc<IoState>) -> Connector {
+        Connector {
+            config: tls.config.clone(),
+            name: match host {
+                Some(h) => Tls::server_name(h),
+                None => Err("TLS needs a host name".into()),
+            },
+            io,
+        }
+    }
+}
+
+type Handshake = Pin<Box<dyn Future<Output = io::Result<TlsSock>> + Send>>;
+
+impl TlsConnect<Sock> for Connector {
+    type Stream = TlsSock;
+    type Error = io::Error;
+    type Future = Handshake;
+
+    fn connect(self, sock: Sock) -> Handshake {
+        let bad = |m: String| Box::pin(async move { Err(io::Error::other(m)) }) as Handshake;
+        let Some(config) = self.config else {
+            return bad("TLS is disabled for this target".into());
+        };
+        let name = match self.name {
+            Ok(n) => n,
+            Err(m) => return bad(m),
+        };
+        // From here the socket carries ciphertext; TlsSock scans the plaintext.
+        self.io.tls.store(true, Relaxed);
+        let io_state = self.io;
+        Box::pin(async move {
+            let stream = tokio_rustls::TlsConnector::from(config)
+                .connect(name, sock)
+                .await?;
+            Ok(TlsSock {
+                stream,
+                scan: MsgScan::default(),
+                io: io_state,
+            })
+        })
+    }
+}
+
+/// A TLS session over the socket, scanning the decrypted messages as `Sock`
+/// does the plain ones (transaction status, commits).
+struct TlsSock {
+    stream: tokio_rustls::client::TlsStream<Sock>,
+    scan: MsgScan,
+    io: Arc<IoState>,
+}
+
+impl AsyncRead for TlsSock {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let r = Pin::new(&mut this.stream).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = r {
+            this.scan.feed(&buf.filled()[before..], &this.io.txn_status);
+            this.io.commits.store(this.scan.commits, Relaxed);
+        }
+        r
+    }
+}
+
+impl AsyncWrite for TlsSock {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, data)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
+
+impl TlsStream for TlsSock {
+    fn channel_binding(&self) -> ChannelBinding {
+        // SCRAM without channel binding, as libpq with channel_binding=prefer
+        // when it cannot bind.
+        ChannelBinding::none()
     }
 }
 
@@ -390,7 +510,7 @@ impl Driver {
     }
 }
 
-type PgConnection = Connection<Sock, NoTlsStream>;
+type PgConnection = Connection<Sock, TlsSock>;
 
 /// Runs one client call while driving the connection, like `postgres::Client`
 /// does: the connection is polled first so queued requests get written.
@@ -430,7 +550,8 @@ fn run_until<T>(
     )
 }
 
-fn open_socket(cfg: &Config) -> Result<(Sock, String, Peer), String> {
+/// The socket, its display name, the peer, and the host name TLS checks.
+fn open_socket(cfg: &Config) -> Result<(Sock, String, Peer, Option<String>), String> {
     let hosts = cfg.get_hosts();
     let addrs = cfg.get_hostaddrs();
     let ports = cfg.get_ports();
@@ -447,6 +568,13 @@ fn open_socket(cfg: &Config) -> Result<(Sock, String, Peer), String> {
             .get(i)
             .cloned()
             .unwrap_or_else(|| Host::Tcp("localhost".into()));
+        // The name a certificate is checked against: the host as written,
+        // else the address (libpq does the same).
+        let tls_name = match (&host, addrs.get(i)) {
+            (Host::Tcp(h), _) => Some(h.clone()),
+            (Host::Unix(_), Some(ip)) => Some(ip.to_string()),
+            (Host::Unix(_), None) => None,
+        };
         let (r, name): (io::Result<(SockInner, Peer)>, String) = match (addrs.get(i), host) {
             (Some(ip), _) => (
                 tcp_connect(&[SocketAddr::new(*ip, port)], timeout),
@@ -468,7 +596,7 @@ fn open_socket(cfg: &Config) -> Result<(Sock, String, Peer), String> {
             }
         };
         match r {
-            Ok((inner, peer)) => return Ok((Sock::new(inner), name, peer)),
+            Ok((inner, peer)) => return Ok((Sock::new(inner), name, peer, tls_name)),
             Err(e) => last_err = format!("connection to {name} failed: {e}"),
         }
     }
@@ -548,19 +676,36 @@ pub struct PgSession {
     /// Reused across executions: no allocation per statement on our side.
     params: Vec<Param>,
     peer: Peer,
+    tls: Tls,
+    host: Option<String>,
 }
 
 /// Parameter lists longer than this fall back to a heap-allocated slice.
 const INLINE_PARAMS: usize = 32;
 
 impl PgSession {
-    pub fn connect(cfg: &Config) -> DbResult<PgSession> {
+    pub fn connect(cfg: &Config, tls: &Tls) -> DbResult<PgSession> {
         let conn_err = |m: String| DbError::new(Status::Connection, None, m);
-        let (sock, name, peer) = open_socket(cfg).map_err(conn_err)?;
+        let (mut sock, name, peer, host) = open_socket(cfg).map_err(conn_err)?;
+        // libpq never uses TLS on a Unix socket, whatever sslmode says.
+        let unix = matches!(peer, Peer::Unix(_));
+        let local;
+        let (cfg, tls) = if unix && tls.mode != TlsMode::Disable {
+            let mut c = cfg.clone();
+            c.ssl_mode(SslMode::Disable);
+            local = (c, Tls::disabled());
+            (&local.0, &local.1)
+        } else {
+            (cfg, tls)
+        };
+        if tls.mode != TlsMode::Disable {
+            sock.skip = 1; // the answer to the SSLRequest
+        }
         let driver = Driver::new(sock.fd, sock.io.clone());
         let deadline = cfg.get_connect_timeout().map(|t| Instant::now() + *t);
+        let connector = Connector::new(tls, host.as_deref(), sock.io.clone());
         let (client, conn) = driver
-            .block_on(cfg.connect_raw(sock, NoTls), deadline)
+            .block_on(cfg.connect_raw(sock, connector), deadline)
             .map_err(|e| conn_err(format!("{name}: {e}")))?
             .map_err(|e| {
                 let mut err = classify(e);
@@ -574,6 +719,8 @@ impl PgSession {
             stmts: Vec::new(),
             params: Vec::new(),
             peer,
+            tls: tls.clone(),
+            host,
         })
     }
 
@@ -581,6 +728,8 @@ impl PgSession {
         CancelInfo {
             token: self.client().cancel_token(),
             peer: self.peer.clone(),
+            tls: self.tls.clone(),
+            host: self.host.clone(),
         }
     }
 

@@ -45,14 +45,12 @@ def find_postgres_bindir() -> Path | None:
     return None
 
 
-def install_postgres() -> None:
-    """Install Debian's postgresql package (root only), for the test suite on a fresh machine."""
+def install_postgres(package: str = "postgresql") -> None:
+    """Install a Debian package (root only), for the test suite on a fresh machine."""
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        raise PostgresUnavailable(
-            "PostgreSQL server binaries are missing; install the postgresql package"
-        )
+        raise PostgresUnavailable(f"{package} is missing; install the {package} package")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "postgresql"]):
+    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", package]):
         result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
         if result.returncode != 0:
             tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
@@ -89,7 +87,14 @@ class ThrowawayPostgres:
     user = "wannabet"
     database = "postgres"
 
-    def __init__(self, *, install: bool = False, settings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        install: bool = False,
+        settings: dict[str, str] | None = None,
+        tls: bool = False,
+    ) -> None:
+        self._install = install
         bindir = find_postgres_bindir()
         if bindir is None and install:
             install_postgres()
@@ -104,6 +109,10 @@ class ThrowawayPostgres:
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self._as = _server_user()
+        #: with ``tls=True``: the server accepts TCP clients over TLS only, with a certificate
+        #: for ``localhost`` and ``127.0.0.1`` signed by the CA in :attr:`ca_file`
+        self.tls = tls
+        self.ca_file = self.root / "ca.crt"
 
     @property
     def url(self) -> str:
@@ -138,6 +147,8 @@ class ThrowawayPostgres:
         pwfile.unlink()
         if result.returncode != 0:
             raise PostgresUnavailable(f"initdb failed: {result.stderr.strip()[-400:]}")
+        if self.tls:
+            self._set_up_tls()
         options = " ".join(f"-c {k}={v}" for k, v in self.settings.items())
         for _attempt in range(5):
             self.port = _free_port()
@@ -159,6 +170,49 @@ class ThrowawayPostgres:
             time.sleep(0.2)
         log = self.log.read_text()[-600:] if self.log.exists() else result.stderr
         raise PostgresUnavailable(f"PostgreSQL did not start: {log.strip()}")
+
+    def _set_up_tls(self) -> None:
+        """A throwaway CA, a server certificate from it, and TLS-only TCP access."""
+        if shutil.which("openssl") is None:
+            if not self._install:
+                raise PostgresUnavailable("openssl is needed to make the test certificates")
+            install_postgres("openssl")
+        work = self.root / "certs"
+        work.mkdir()
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        (work / "ext.cnf").write_text(
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
+            "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
+        )
+        ca = str(self.ca_file)
+        steps = [
+            ["req", "-x509", *ec, "-keyout", "ca.key", "-out", ca, "-days", "2", "-subj", "/CN=CA"],
+            ["req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"],
+            [
+                *("x509", "-req", "-in", "server.csr", "-CA", ca, "-CAkey", "ca.key"),
+                *("-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"),
+            ],
+        ]
+        for step in steps:
+            result = subprocess.run(
+                ["openssl", *step], cwd=work, capture_output=True, text=True, check=False
+            )
+            if result.returncode != 0:
+                raise PostgresUnavailable(f"openssl failed: {result.stderr.strip()[-400:]}")
+        for name in ("server.crt", "server.key"):
+            target = self.data / name
+            shutil.copyfile(work / name, target)
+            target.chmod(0o600)
+            if self._as:
+                uid = pwd.getpwnam(self._as).pw_uid
+                os.chown(target, uid, -1)
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(
+            "local all all scram-sha-256\n"
+            "hostssl all all 127.0.0.1/32 scram-sha-256\n"
+            "hostnossl all all 127.0.0.1/32 reject\n"
+        )
+        self.settings |= {"ssl": "on", "ssl_cert_file": "server.crt", "ssl_key_file": "server.key"}
 
     def stop(self) -> None:
         if self.data.exists():
