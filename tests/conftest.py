@@ -20,6 +20,8 @@ EXAMPLES = ROOT / "examples"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # No password file of the machine's user leaks into the tests (tests that need one set it).
 os.environ["PGPASSFILE"] = os.devnull
+for _var in ("PGSSLMODE", "PGSSLROOTCERT"):
+    os.environ.pop(_var, None)
 
 # Property tests check what is computed, not how fast: on a shared machine one slow example
 # must not fail the run (Hypothesis's default deadline is 200 ms per example).

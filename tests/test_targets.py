@@ -70,7 +70,7 @@ def test_the_password_file_fills_a_missing_password(
         "*:*:*:*:too-late\n",
     )
     target = parse_target("postgresql://u@127.0.0.1:5432/db")
-    assert target.password == "pa:ss\\x:y"  # escapes undone, the last field keeps its colons
+    assert target.password == "pa:ss\\x"  # escapes undone; as libpq, ends at a bare colon
     assert "pa:ss" not in target.display
     # The first matching line wins; the user and database default as libpq's do.
     monkeypatch.setenv("PGUSER", "v")
@@ -101,3 +101,29 @@ def test_sqlite_paths(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # typ
         parse_target("sqlite:///:memory:")
     with pytest.raises(SpecError, match="unsupported target"):
         parse_target("mysql://u@h/db")
+
+
+def test_the_password_file_matches_hosts_as_libpq_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _pgpass(
+        tmp_path,
+        monkeypatch,
+        "DB.example:*:*:u:upper\n/srv/pg:*:*:u:socket\nlocalhost:*:*:u:local\n",
+    )
+    # Host names compare as written (a URL parser would lowercase them).
+    assert parse_target("postgresql://u@DB.example/db").password == "upper"
+    assert parse_target("postgresql://u@db.example/db").password is None
+    # A socket directory matches its path; the default one matches localhost.
+    assert parse_target("postgresql://u@x/db?host=/srv/pg").password == "socket"
+    assert parse_target("postgresql://u@x/db?host=/var/run/postgresql").password == "local"
+
+
+def test_libpq_tls_environment_reaches_the_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGSSLMODE", "verify-full")
+    monkeypatch.setenv("PGSSLROOTCERT", "/etc/ssl/root.crt")
+    target = parse_target("postgresql://u:p@h/db")
+    assert target.url.endswith("?sslmode=verify-full&sslrootcert=/etc/ssl/root.crt")
+    # The URL's own settings win.
+    target = parse_target("postgresql://u:p@h/db?sslmode=disable")
+    assert "sslmode=disable" in target.url and "verify-full" not in target.url

@@ -56,6 +56,9 @@ def test_the_default_and_require_encrypt(server: ThrowawayPostgres) -> None:
     assert ssl_of(parse_target(url(server)))[0] == "t"
     on, version = ssl_of(parse_target(url(server, "sslmode=require")))
     assert on == "t" and version.startswith("TLSv1.")
+    # SCRAM bound to the server's certificate (tls-server-end-point), as libpq offers it.
+    target = parse_target(url(server, "sslmode=require&channel_binding=require"))
+    assert ssl_of(target)[0] == "t"
 
 
 def test_disable_is_refused_by_a_tls_only_server(server: ThrowawayPostgres) -> None:
@@ -185,3 +188,36 @@ def test_abort_cancels_a_running_statement_over_tls(server: ThrowawayPostgres) -
     with pytest.raises(QueryError, match="division by zero"):
         ENGINE.run_sample(target, request)
     assert time.monotonic() - started < 15
+
+
+def test_a_self_signed_server_certificate_given_as_the_root_is_trusted(tmp_path: Path) -> None:
+    """PostgreSQL's documented recipe (openssl req -x509) makes a self-signed certificate with
+    CA:TRUE and hands the same file to clients as root.crt; libpq accepts it, so must we."""
+    try:
+        pg = ThrowawayPostgres(install=True, tls=True).start()
+    except PostgresUnavailable as exc:
+        if IN_CI:
+            pytest.fail(f"CI needs a TLS PostgreSQL server: {exc}")
+        pytest.skip(f"no TLS PostgreSQL server here: {exc}")
+    try:
+        cert, key = tmp_path / "self.crt", tmp_path / "self.key"
+        subprocess.run(
+            [
+                *("openssl", "req", "-x509", "-newkey", "ec"),
+                *("-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"),
+                *("-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost"),
+                *("-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        pg.use_certificate(cert, key)
+        for mode in ("verify-ca", "verify-full"):
+            target = parse_target(url(pg, f"sslmode={mode}&sslrootcert={cert}"))
+            assert ssl_of(target)[0] == "t"
+        # The name is still checked for verify-full.
+        wrong = f"sslmode=verify-full&sslrootcert={cert}&hostaddr=127.0.0.1"
+        with pytest.raises(ConnectError, match=r"(?i)not valid for name"):
+            ENGINE.query(parse_target(url(pg, wrong, host="wrong.example")), "SELECT 1")
+    finally:
+        pg.stop()

@@ -9,8 +9,8 @@ experiment files and command lines.
 
 from __future__ import annotations
 
-import getpass
 import os
+import pwd
 import re
 import stat
 from dataclasses import dataclass
@@ -21,6 +21,12 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit, urlunsplit
 from wannabet.errors import SpecError
 
 Kind = Literal["sqlite", "postgresql"]
+
+#: socket directories libpq treats as "localhost" in the password file (upstream and Debian)
+_DEFAULT_SOCKET_DIRS = frozenset({"/tmp", "/var/run/postgresql", "/run/postgresql"})
+#: libpq's environment variables for TLS, written into the URL so that the engine and the
+#: statistics connections (libpq) use the same settings
+_TLS_ENV = (("sslmode", "PGSSLMODE"), ("sslrootcert", "PGSSLROOTCERT"))
 
 # user:password@host: the password runs to the LAST "@" before a host without one, so a raw "@"
 # in a password is scrubbed too (over-redacting is the safe direction).
@@ -85,6 +91,16 @@ def parse_target(url: str, *, key: str = "target") -> Target:
             raise SpecError(
                 f"{redact(url)!r} names no host; write postgresql://user@host:5432/dbname", key=key
             )
+        present = parse_qs(parts.query)
+        extra = [
+            f"{name}={quote(os.environ[var], safe='/')}"
+            for name, var in _TLS_ENV
+            if name not in present and os.environ.get(var)
+        ]
+        if extra:
+            query = "&".join([parts.query, *extra] if parts.query else extra)
+            url = urlunsplit(parts._replace(query=query))
+            parts = urlsplit(url)
         if parts.password is None:
             password = os.environ.get("PGPASSWORD") or _password_from_file(url, key)
             if password:
@@ -103,11 +119,12 @@ def parse_target(url: str, *, key: str = "target") -> Target:
 def _password_from_file(url: str, key: str) -> str | None:
     """The password libpq would take from the password file for this URL, if any.
 
-    Lines are ``host:port:database:user:password``; ``*`` matches anything, ``\\:`` and ``\\\\``
-    are a literal colon and backslash, ``#`` starts a comment. A Unix-socket host matches
-    ``localhost``. libpq ignores a file that group or others may read; here that is an error
-    when the file holds the matching line, since the connection would otherwise fail with a
-    bare "password authentication failed".
+    Lines are ``host:port:database:user:password``; ``*`` matches anything, ``\\:`` and
+    ``\\\\`` are a literal colon and backslash, ``#`` starts a comment. Host names compare as
+    written; the default socket directory matches ``localhost``, another one its own path.
+    libpq ignores a file that group or others may read; here that is an error when the file
+    holds the matching line, since the connection would otherwise fail with a bare "password
+    authentication failed".
     """
     try:
         path = Path(os.environ.get("PGPASSFILE") or Path.home() / ".pgpass")
@@ -119,8 +136,8 @@ def _password_from_file(url: str, key: str) -> str | None:
         return None
     parts = urlsplit(url)
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-    host = query.get("host") or (unquote(parts.hostname) if parts.hostname else "localhost")
-    if host.startswith("/"):
+    host = query.get("host") or _raw_host(parts.netloc) or "localhost"
+    if host in _DEFAULT_SOCKET_DIRS:
         host = "localhost"
     try:
         port = str(query.get("port") or parts.port or 5432)
@@ -130,7 +147,7 @@ def _password_from_file(url: str, key: str) -> str | None:
         query.get("user")
         or unquote(parts.username or "")
         or os.environ.get("PGUSER")
-        or getpass.getuser()
+        or pwd.getpwuid(os.geteuid()).pw_name  # as libpq and the engine: not $USER
     )
     database = (
         query.get("dbname")
@@ -156,8 +173,16 @@ def _password_from_file(url: str, key: str) -> str | None:
     return None
 
 
+def _raw_host(netloc: str) -> str:
+    """The host as written (``urlsplit`` lowercases it; libpq compares it as written)."""
+    host = netloc.rsplit("@", 1)[-1]
+    if host.startswith("["):
+        return unquote(host[1:].split("]", 1)[0])
+    return unquote(host.split(":", 1)[0])
+
+
 def _pgpass_fields(line: str) -> list[str]:
-    """A password-file line split at unescaped colons; the fifth field keeps the rest."""
+    """A password-file line split at unescaped colons, escapes undone."""
     fields: list[str] = []
     current: list[str] = []
     escaped = False
@@ -167,9 +192,11 @@ def _pgpass_fields(line: str) -> list[str]:
             escaped = False
         elif ch == "\\":
             escaped = True
-        elif ch == ":" and len(fields) < 4:
+        elif ch == ":":
             fields.append("".join(current))
             current = []
+            if len(fields) == 5:
+                return fields  # libpq: the password ends at the next unescaped colon
         else:
             current.append(ch)
     fields.append("".join(current))

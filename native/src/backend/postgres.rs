@@ -413,10 +413,66 @@ impl AsyncWrite for TlsSock {
 }
 
 impl TlsStream for TlsSock {
+    /// tls-server-end-point (RFC 5929), as libpq offers it: SCRAM is bound to
+    /// the server's certificate, so a relay in the middle cannot reuse the
+    /// exchange even when the certificate itself is not checked.
     fn channel_binding(&self) -> ChannelBinding {
-        // SCRAM without channel binding, as libpq with channel_binding=prefer
-        // when it cannot bind.
-        ChannelBinding::none()
+        let (_, conn) = self.stream.get_ref();
+        let Some(cert) = conn.peer_certificates().and_then(|c| c.first()) else {
+            return ChannelBinding::none();
+        };
+        match end_point_digest(cert.as_ref()) {
+            Some(alg) => ChannelBinding::tls_server_end_point(
+                ring::digest::digest(alg, cert).as_ref().into(),
+            ),
+            // A signature the server might hash differently (RSA-PSS, EdDSA):
+            // no binding rather than a wrong one that would fail the login.
+            None => ChannelBinding::none(),
+        }
+    }
+}
+
+/// The hash of RFC 5929's tls-server-end-point: the certificate signature's
+/// hash, with MD5 and SHA-1 (and SHA-224) raised to SHA-256. None for
+/// signature algorithms that name no such hash.
+fn end_point_digest(der: &[u8]) -> Option<&'static ring::digest::Algorithm> {
+    /// One DER element: (tag, contents, what follows).
+    fn item(data: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+        let (&tag, rest) = data.split_first()?;
+        let (&first, rest) = rest.split_first()?;
+        let (len, rest) = if first < 0x80 {
+            (first as usize, rest)
+        } else {
+            let n = (first & 0x7f) as usize;
+            if n == 0 || n > 4 || rest.len() < n {
+                return None;
+            }
+            let len = rest[..n].iter().fold(0usize, |a, &b| (a << 8) | b as usize);
+            (len, &rest[n..])
+        };
+        (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
+    }
+    let (_, cert, _) = item(der)?;
+    let (_, _tbs, rest) = item(cert)?;
+    let (_, algorithm, _) = item(rest)?;
+    let (tag, oid, _) = item(algorithm)?;
+    if tag != 0x06 {
+        return None;
+    }
+    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
+    const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04];
+    use ring::digest::{SHA256, SHA384, SHA512};
+    match oid {
+        // md5, sha1, sha256, sha224 WithRSAEncryption
+        [p @ .., 0x04 | 0x05 | 0x0b | 0x0e] if p == RSA => Some(&SHA256),
+        [p @ .., 0x0c] if p == RSA => Some(&SHA384),
+        [p @ .., 0x0d] if p == RSA => Some(&SHA512),
+        // ecdsa-with-SHA1, and ecdsa-with-SHA224 / 256 / 384 / 512
+        [p @ .., 0x01] if p == ECDSA => Some(&SHA256),
+        [p @ .., 0x03, 0x01 | 0x02] if p == ECDSA => Some(&SHA256),
+        [p @ .., 0x03, 0x03] if p == ECDSA => Some(&SHA384),
+        [p @ .., 0x03, 0x04] if p == ECDSA => Some(&SHA512),
+        _ => None,
     }
 }
 
@@ -570,10 +626,11 @@ fn open_socket(cfg: &Config) -> Result<(Sock, String, Peer, Option<String>), Str
             .unwrap_or_else(|| Host::Tcp("localhost".into()));
         // The name a certificate is checked against: the host as written,
         // else the address (libpq does the same).
-        let tls_name = match (&host, addrs.get(i)) {
-            (Host::Tcp(h), _) => Some(h.clone()),
-            (Host::Unix(_), Some(ip)) => Some(ip.to_string()),
-            (Host::Unix(_), None) => None,
+        let tls_name = match (hosts.get(i), addrs.get(i)) {
+            (Some(Host::Tcp(h)), _) => Some(h.clone()),
+            (_, Some(ip)) => Some(ip.to_string()),
+            (Some(Host::Unix(_)), None) => None,
+            (None, None) => Some("localhost".to_string()),
         };
         let (r, name): (io::Result<(SockInner, Peer)>, String) = match (addrs.get(i), host) {
             (Some(ip), _) => (
@@ -685,6 +742,19 @@ const INLINE_PARAMS: usize = 32;
 
 impl PgSession {
     pub fn connect(cfg: &Config, tls: &Tls) -> DbResult<PgSession> {
+        match PgSession::connect_once(cfg, tls) {
+            // libpq's prefer: a TLS handshake that fails (a protocol or cipher
+            // rustls does not offer) falls back to a plain connection.
+            Err(e) if tls.mode == TlsMode::Prefer && e.message.contains("TLS handshake") => {
+                let mut plain = cfg.clone();
+                plain.ssl_mode(SslMode::Disable);
+                PgSession::connect_once(&plain, &Tls::disabled())
+            }
+            r => r,
+        }
+    }
+
+    fn connect_once(cfg: &Config, tls: &Tls) -> DbResult<PgSession> {
         let conn_err = |m: String| DbError::new(Status::Connection, None, m);
         let (mut sock, name, peer, host) = open_socket(cfg).map_err(conn_err)?;
         // libpq never uses TLS on a Unix socket, whatever sslmode says.

@@ -14,10 +14,11 @@ use std::sync::Arc;
 
 use percent_encoding::percent_decode_str;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
+use rustls::client::{verify_server_name, WebPkiServerVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::ParsedCertificate;
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
@@ -57,7 +58,7 @@ impl Tls {
             Some((b, q)) => (b, q),
             None => (url, ""),
         };
-        let mut mode = Mode::Prefer;
+        let mut mode: Option<Mode> = None;
         let mut root: Option<String> = None;
         let mut kept: Vec<String> = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -65,7 +66,7 @@ impl Tls {
             let value = percent_decode_str(value).decode_utf8_lossy().into_owned();
             match key {
                 "sslmode" => {
-                    mode = match value.as_str() {
+                    mode = Some(match value.as_str() {
                         "disable" => Mode::Disable,
                         "allow" | "prefer" => Mode::Prefer,
                         "require" => Mode::Require,
@@ -77,7 +78,7 @@ impl Tls {
                                  verify-ca or verify-full"
                             ))
                         }
-                    };
+                    });
                     continue;
                 }
                 "sslrootcert" => {
@@ -93,6 +94,12 @@ impl Tls {
                 _ => kept.push(pair.to_string()),
             }
         }
+        // libpq: without sslmode, sslrootcert=system means verify-full.
+        let mut mode = mode.unwrap_or(if root.as_deref() == Some("system") {
+            Mode::VerifyFull
+        } else {
+            Mode::Prefer
+        });
         // libpq: require with a root certificate (given, or the default file)
         // checks the chain like verify-ca; the system's roots are only for
         // verify-full, where the host name pins which of them counts.
@@ -161,15 +168,15 @@ fn client_config(mode: Mode, root: Option<&str>) -> Result<ClientConfig, String>
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
         Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(NoCheck(provider)),
         Mode::VerifyCa | Mode::VerifyFull => {
-            let roots = Arc::new(load_roots(root)?);
-            let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)
+            let (store, pinned) = load_roots(root)?;
+            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider)
                 .build()
                 .map_err(|e| format!("TLS set-up failed: {e}"))?;
-            if mode == Mode::VerifyCa {
-                Arc::new(ChainOnly(webpki))
-            } else {
-                webpki
-            }
+            Arc::new(Checked {
+                webpki,
+                pinned,
+                check_name: mode == Mode::VerifyFull,
+            })
         }
     };
     Ok(builder
@@ -180,7 +187,7 @@ fn client_config(mode: Mode, root: Option<&str>) -> Result<ClientConfig, String>
 
 /// The trusted roots of verify-ca/verify-full: `sslrootcert`, else libpq's
 /// default `~/.postgresql/root.crt`; `system` reads the OS bundle.
-fn load_roots(root: Option<&str>) -> Result<RootCertStore, String> {
+fn load_roots(root: Option<&str>) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), String> {
     let path: PathBuf = match root {
         Some("system") => SYSTEM_BUNDLES
             .iter()
@@ -198,14 +205,14 @@ fn load_roots(root: Option<&str>) -> Result<RootCertStore, String> {
         .collect::<Result<_, _>>()
         .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
     let mut store = RootCertStore::empty();
-    let (added, _) = store.add_parsable_certificates(certs);
+    let (added, _) = store.add_parsable_certificates(certs.clone());
     if added == 0 {
         return Err(format!(
             "sslrootcert {}: no certificate in it (expected PEM)",
             path.display()
         ));
     }
-    Ok(store)
+    Ok((store, certs))
 }
 
 /// prefer/require: the connection is encrypted, the certificate is not
@@ -259,13 +266,19 @@ impl ServerCertVerifier for NoCheck {
     }
 }
 
-/// verify-ca: the chain must lead to a trusted root; the name is not checked.
-/// (webpki checks the chain before the name, so a name error means the chain
-/// was good.)
+/// verify-ca and verify-full: the chain must lead to a trusted root, and for
+/// verify-full the certificate must name the host. A server certificate that
+/// is itself one of the roots (a self-signed certificate handed out as
+/// `root.crt`, as PostgreSQL's documentation shows) is trusted as such, as
+/// OpenSSL does; webpki alone would refuse it as a CA used as an end entity.
 #[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
+struct Checked {
+    webpki: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+    check_name: bool,
+}
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Checked {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -274,13 +287,26 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        if self
+            .pinned
+            .iter()
+            .any(|c| c.as_ref() == end_entity.as_ref())
+        {
+            if self.check_name {
+                let cert = ParsedCertificate::try_from(end_entity)?;
+                verify_server_name(&cert, server_name)?;
+            }
+            return Ok(ServerCertVerified::assertion());
+        }
         match self
-            .0
+            .webpki
             .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
         {
+            // webpki checks the chain before the name: a name error means the
+            // chain was good, which is all verify-ca asks.
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !self.check_name => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
@@ -291,7 +317,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        self.webpki.verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -300,11 +326,11 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        self.webpki.verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.webpki.supported_verify_schemes()
     }
 }
 

@@ -199,13 +199,7 @@ class ThrowawayPostgres:
             )
             if result.returncode != 0:
                 raise PostgresUnavailable(f"openssl failed: {result.stderr.strip()[-400:]}")
-        for name in ("server.crt", "server.key"):
-            target = self.data / name
-            shutil.copyfile(work / name, target)
-            target.chmod(0o600)
-            if self._as:
-                uid = pwd.getpwnam(self._as).pw_uid
-                os.chown(target, uid, -1)
+        self._install_certificate(work / "server.crt", work / "server.key")
         hba = self.data / "pg_hba.conf"
         hba.write_text(
             "local all all scram-sha-256\n"
@@ -213,6 +207,20 @@ class ThrowawayPostgres:
             "hostnossl all all 127.0.0.1/32 reject\n"
         )
         self.settings |= {"ssl": "on", "ssl_cert_file": "server.crt", "ssl_key_file": "server.key"}
+
+    def _install_certificate(self, cert: Path, key: Path) -> None:
+        for source, name in ((cert, "server.crt"), (key, "server.key")):
+            target = self.data / name
+            shutil.copyfile(source, target)
+            target.chmod(0o600)
+            if self._as:
+                os.chown(target, pwd.getpwnam(self._as).pw_uid, -1)
+
+    def use_certificate(self, cert: Path, key: Path) -> None:
+        """Serve another certificate from now on (a TLS server: the server reloads it)."""
+        self._install_certificate(cert, key)
+        self.psql("SELECT pg_reload_conf()")
+        time.sleep(0.5)  # the postmaster reloads on SIGHUP, asynchronously
 
     def stop(self) -> None:
         if self.data.exists():
