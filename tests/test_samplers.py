@@ -736,8 +736,10 @@ def test_ctrl_c_during_a_statistics_wait_ends_promptly_and_keeps_finished_sample
                 pytest.fail(f"no exit within 60 s of Ctrl-C; where it was:\n{err[-4000:]}")
             took = time.monotonic() - t0
     assert proc.returncode == 130, err
-    # Without the interrupt check the wait runs to its timeout before Ctrl-C is honoured.
-    assert took < BACKEND_EXIT_TIMEOUT_S / 2, took
+    # Without the interrupt check the wait runs to its timeout (about 9 s more, the wait having
+    # begun a second before Ctrl-C) before Ctrl-C is honoured; a loaded machine needs seconds
+    # of slack for the interpreter's and DuckDB's shutdown.
+    assert took < BACKEND_EXIT_TIMEOUT_S - 3, took
     info = store.run()
     assert info.status == "interrupted" and info.samples >= 1
     for sample in store.samples(info.run_id):
