@@ -1,23 +1,25 @@
 """Shared fixtures. The suite starts its own throwaway PostgreSQL on 127.0.0.1 and stops it.
 
 Without server binaries the suite installs Debian's postgresql package when it runs as root. With
-CI=true a server that still cannot start is a failure, never a skip.
+CI=true a server that still cannot start is a failure, never a skip (``unavailable``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
 
 from wannabet.testing import PostgresUnavailable, ThrowawayPostgres
+from wannabet.testing.ci import unavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # No password file of the machine's user leaks into the tests (tests that need one set it).
 os.environ["PGPASSFILE"] = os.devnull
 for _var in ("PGSSLMODE", "PGSSLROOTCERT"):
@@ -29,18 +31,37 @@ settings.register_profile("wannabet", deadline=None)
 settings.load_profile("wannabet")
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[ThrowawayPostgres]:
+@contextmanager
+def throwaway_postgres(**options: Any) -> Iterator[ThrowawayPostgres]:
     try:
-        server = ThrowawayPostgres(install=True).start()
+        server = ThrowawayPostgres(install=True, **options).start()
     except PostgresUnavailable as exc:
-        if IN_CI:
-            pytest.fail(f"CI needs a PostgreSQL server: {exc}")
-        pytest.skip(f"no PostgreSQL server here: {exc}")
+        unavailable("a TLS PostgreSQL server" if options.get("tls") else "a PostgreSQL server", exc)
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[ThrowawayPostgres]:
+    with throwaway_postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def tls_postgres() -> Iterator[ThrowawayPostgres]:
+    """A server that accepts TCP clients over TLS only (certificate for localhost and
+    127.0.0.1 from the throwaway CA in ``ca_file``)."""
+    with throwaway_postgres(tls=True) as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_tls_postgres() -> Iterator[ThrowawayPostgres]:
+    """A TLS server of the test's own, for a test that changes its certificate."""
+    with throwaway_postgres(tls=True) as server:
+        yield server
 
 
 @pytest.fixture

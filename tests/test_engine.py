@@ -135,14 +135,16 @@ def test_abort_on_error_raises(target: Target) -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("server", ["postgres", "tls_postgres"])
 def test_abort_cancels_the_statements_other_sessions_are_running(
-    postgres: ThrowawayPostgres,
+    server: str, request: pytest.FixtureRequest
 ) -> None:
     """Session 0 fails after 0.5 s while session 1 sleeps for 30 s: the failure must end the
-    sample without waiting for the sleep."""
+    sample without waiting for the sleep (the cancel goes over TLS when the session's does)."""
     import time
 
-    target = parse_target(postgres.url)
+    pg: ThrowawayPostgres = request.getfixturevalue(server)
+    target = parse_target(pg.url + ("?sslmode=require" if pg.tls else ""))
     started = time.monotonic()
     with pytest.raises(QueryError, match="division by zero"):
         sample(

@@ -9,18 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from wannabet.testing.ci import unavailable
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 NATIVE = Path(__file__).resolve().parent.parent / "native"
 
 
 def test_the_engines_rust_unit_tests_pass() -> None:
     cargo = shutil.which("cargo")
     if cargo is None:
-        if IN_CI:
-            pytest.fail("CI builds the engine with cargo, so cargo must be on PATH")
-        pytest.skip("cargo is not installed")
+        unavailable("cargo (CI builds the engine with it)", "not on PATH")
     proc = subprocess.run(
         [cargo, "test", "--release", "--quiet", "--manifest-path", str(NATIVE / "Cargo.toml")],
         capture_output=True,

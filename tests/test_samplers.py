@@ -405,6 +405,31 @@ def test_server_commits_match_the_engine(commit_run: tuple[Store, int]) -> None:
 
 
 @pytest.mark.postgres
+def test_server_commits_match_the_engine_over_tls(
+    tls_postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    """The engine follows the protocol inside TLS (transaction status, commits), and the
+    statistics connections (psycopg and the native poller) use the same URL."""
+    (tmp_path / "exp.toml").write_text(COMMIT_TOML)
+    store = Store(tmp_path / "r.duckdb")
+    url = f"{tls_postgres.url}?sslmode=verify-full&sslrootcert={tls_postgres.ca_file}"
+    out = run_experiment(
+        with_overrides(load_experiment(tmp_path / "exp.toml"), samples=1),
+        target=parse_target(url),
+        store=store,
+        engine=NativeEngine(),
+    )
+    docs = stats_of(store, out.run_id)
+    assert len(docs) == 2
+    for doc in docs:
+        assert doc["valid"] and doc["warnings"] == [], doc
+        pg = doc["postgres"]
+        assert pg["engine_commits"] > 0 and pg["commits_check_reliable"] is True
+        assert pg["server_commits"] == pg["engine_commits"], pg
+        assert pg["waits"]["polls"] > 0 and pg["waits"]["error"] is None
+
+
+@pytest.mark.postgres
 def test_synchronous_commit_off_waits_less_per_commit(commit_run: tuple[Store, int]) -> None:
     store, run_id = commit_run
     units = {u.condition: u for u in unit_of_work_for_run(store, run_id)}
