@@ -101,6 +101,13 @@ struct MsgScan {
 const ROLLBACK_TAG: &[u8] = b"ROLLBACK";
 
 impl MsgScan {
+    /// Scans bytes the server sent and publishes the transaction status and
+    /// the commits to the connection's shared state.
+    fn scan(&mut self, data: &[u8], io: &IoState) {
+        self.feed(data, &io.txn_status);
+        io.commits.store(self.commits, Relaxed);
+    }
+
     fn feed(&mut self, mut data: &[u8], status: &AtomicU8) {
         while !data.is_empty() {
             if self.left > 0 {
@@ -256,8 +263,7 @@ impl AsyncRead for Sock {
                     let skipped = this.skip.min(n);
                     this.skip -= skipped;
                     this.scan
-                        .feed(&filled[filled.len() - n + skipped..], &this.io.txn_status);
-                    this.io.commits.store(this.scan.commits, Relaxed);
+                        .scan(&filled[filled.len() - n + skipped..], &this.io);
                 }
                 if n < len {
                     this.io.readable.store(false, Relaxed);
@@ -387,8 +393,7 @@ impl AsyncRead for TlsSock {
         let before = buf.filled().len();
         let r = Pin::new(&mut this.stream).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = r {
-            this.scan.feed(&buf.filled()[before..], &this.io.txn_status);
-            this.io.commits.store(this.scan.commits, Relaxed);
+            this.scan.scan(&buf.filled()[before..], &this.io);
         }
         r
     }

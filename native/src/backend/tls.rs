@@ -165,20 +165,22 @@ fn client_config(mode: Mode, root: Option<&str>) -> Result<ClientConfig, String>
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS set-up failed: {e}"))?;
-    let verifier: Arc<dyn ServerCertVerifier> = match mode {
-        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(NoCheck(provider)),
+    let chain = match mode {
+        Mode::Disable | Mode::Prefer | Mode::Require => None,
         Mode::VerifyCa | Mode::VerifyFull => {
             let (store, pinned) = load_roots(root)?;
-            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider)
-                .build()
-                .map_err(|e| format!("TLS set-up failed: {e}"))?;
-            Arc::new(Checked {
+            let webpki =
+                WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
+                    .build()
+                    .map_err(|e| format!("TLS set-up failed: {e}"))?;
+            Some(Chain {
                 webpki,
                 pinned,
                 check_name: mode == Mode::VerifyFull,
             })
         }
     };
+    let verifier = Arc::new(Verifier { provider, chain });
     Ok(builder
         .dangerous()
         .with_custom_certificate_verifier(verifier)
@@ -215,55 +217,14 @@ fn load_roots(root: Option<&str>) -> Result<(RootCertStore, Vec<CertificateDer<'
     Ok((store, certs))
 }
 
-/// prefer/require: the connection is encrypted, the certificate is not
-/// checked (as libpq without a root certificate). The handshake signatures
-/// are still verified, so the server holds the certificate's key.
+/// The server's certificate as the mode asks. Without `chain` (prefer,
+/// require) it is not checked, as by libpq without a root certificate; the
+/// handshake signatures are verified in every mode, so the server holds the
+/// certificate's key.
 #[derive(Debug)]
-struct NoCheck(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoCheck {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Verifier {
+    provider: Arc<CryptoProvider>,
+    chain: Option<Chain>,
 }
 
 /// verify-ca and verify-full: the chain must lead to a trusted root, and for
@@ -272,13 +233,13 @@ impl ServerCertVerifier for NoCheck {
 /// `root.crt`, as PostgreSQL's documentation shows) is trusted as such, as
 /// OpenSSL does; webpki alone would refuse it as a CA used as an end entity.
 #[derive(Debug)]
-struct Checked {
+struct Chain {
     webpki: Arc<WebPkiServerVerifier>,
     pinned: Vec<CertificateDer<'static>>,
     check_name: bool,
 }
 
-impl ServerCertVerifier for Checked {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -287,18 +248,21 @@ impl ServerCertVerifier for Checked {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        if self
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        if chain
             .pinned
             .iter()
             .any(|c| c.as_ref() == end_entity.as_ref())
         {
-            if self.check_name {
+            if chain.check_name {
                 let cert = ParsedCertificate::try_from(end_entity)?;
                 verify_server_name(&cert, server_name)?;
             }
             return Ok(ServerCertVerified::assertion());
         }
-        match self
+        match chain
             .webpki
             .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
         {
@@ -306,7 +270,7 @@ impl ServerCertVerifier for Checked {
             // chain was good, which is all verify-ca asks.
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) if !self.check_name => Ok(ServerCertVerified::assertion()),
+            )) if !chain.check_name => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
@@ -317,7 +281,8 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls12_signature(message, cert, dss, algorithms)
     }
 
     fn verify_tls13_signature(
@@ -326,11 +291,14 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
+        let algorithms = &self.provider.signature_verification_algorithms;
+        verify_tls13_signature(message, cert, dss, algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
