@@ -908,6 +908,11 @@ def test_a_killed_poller_connection_flags_the_sample_and_is_reopened(
         assert sampler._waits.backend_pid != old_pid
         assert section.values["waits"]["polls"] > 0 and section.values["waits"]["error"] is None
         assert section.values["commits_check_reliable"] is True
+        # Once reopened, the poller is kept: the next sample polls on the same connection.
+        new_pid = sampler._waits.backend_pid
+        sampler.start()
+        sampler.stop(_fake_result())
+        assert sampler._waits.backend_pid == new_pid
     finally:
         sampler.close()
 

@@ -157,7 +157,6 @@ class PostgresSampler:
         )
         self._statements = self._has_statements()
         self._waits = self._open_poller()
-        self._poller_failed = False
 
     def _open_poller(self) -> Any:
         """The wait-event poller's own connection, its start-up and prepare already reported
@@ -177,6 +176,7 @@ class PostgresSampler:
             raise RuntimeError(
                 self._scrub(f"cannot open the wait-event connection: {_first(exc)}")
             ) from None
+        self._poller_failed = False  # a new connection: the old one's failure is behind it
         return poller
 
     def _reconnect_if_lost(self) -> None:
@@ -191,7 +191,6 @@ class PostgresSampler:
             else:
                 if self._poller_usable():
                     return
-
                 try:
                     self._waits.close()
                     self._waits = self._open_poller()
