@@ -398,7 +398,7 @@ def _transactions(
         start = int(t0) + int(slice_) * step if step else int(t0)
         end = min(start + step, int(t1)) if step else int(t1)
         samples.append(ImportedSample(int(sample_id), int(grp), start, max(end, start + 1)))
-    table = con.execute(
+    table = con.sql(
         f"""
         SELECT s.sample_id::INTEGER AS sample_id, t.client_id::INTEGER AS session,
                t.script_no::SMALLINT AS txn_type,

@@ -23,13 +23,19 @@ def wannabet(
     env: dict[str, str] | None = None,
     timeout: float = 300,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m wannabet ARGS`` with output captured; never raises on a non-zero exit."""
+    """``python -m wannabet ARGS`` with output captured; never raises on a non-zero exit.
+
+    Warnings are errors in the child, as they are in the test process (pytest's
+    ``filterwarnings``): a library's deprecation must fail a test, not scroll past in stderr.
+    """
+    child = dict(env or plain_env())
+    child.setdefault("PYTHONWARNINGS", "error")
     return subprocess.run(
         [sys.executable, "-m", "wannabet", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
-        env=env or plain_env(),
+        env=child,
         timeout=timeout,
         check=False,
     )
