@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 # No password file of the machine's user leaks into the tests (tests that need one set it).
 os.environ["PGPASSFILE"] = os.devnull
-for _var in ("PGSSLMODE", "PGSSLROOTCERT"):
+for _var in ("PGSSLMODE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLCRL", "PGSSLCRLDIR"):
     os.environ.pop(_var, None)
 
 # Property tests check what is computed, not how fast: on a shared machine one slow example

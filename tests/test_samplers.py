@@ -405,14 +405,23 @@ def test_server_commits_match_the_engine(commit_run: tuple[Store, int]) -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("login", ["password", "client certificate"])
 def test_server_commits_match_the_engine_over_tls(
-    tls_postgres: ThrowawayPostgres, tmp_path: Path
+    tls_postgres: ThrowawayPostgres, tmp_path: Path, login: str
 ) -> None:
     """The engine follows the protocol inside TLS (transaction status, commits), and the
-    statistics connections (psycopg and the native poller) use the same URL."""
+    statistics connections (psycopg and the native poller) use the same URL, also when the
+    server knows the user by a client certificate only."""
     (tmp_path / "exp.toml").write_text(COMMIT_TOML)
     store = Store(tmp_path / "r.duckdb")
     url = f"{tls_postgres.url}?sslmode=verify-full&sslrootcert={tls_postgres.ca_file}"
+    if login == "client certificate":
+        cert, key = tls_postgres.client_certificate(tmp_path)
+        pg = tls_postgres
+        url = (
+            f"postgresql://{pg.cert_user}@127.0.0.1:{pg.port}/{pg.database}?sslmode=verify-full"
+            f"&sslrootcert={pg.ca_file}&sslcert={cert}&sslkey={key}"
+        )
     out = run_experiment(
         with_overrides(load_experiment(tmp_path / "exp.toml"), samples=1),
         target=parse_target(url),

@@ -100,7 +100,9 @@ def test_tls_settings_errors_are_one_clear_line(
     cases = {
         "sslmode=verify-full": "sslrootcert=/path/to/root.crt",
         "sslmode=sometimes": "unknown sslmode",
-        "sslcert=/x.crt": "sslcert is not supported",
+        f"sslcert={tmp_path / 'none.crt'}&sslkey=/k": "sslcert " + str(tmp_path / "none.crt"),
+        "sslpassword=secret": "sslpassword is not supported",
+        "sslcrl=/x.crl": "sslcrl is not supported",
         "sslmode=require&sslrootcert=system": "needs sslmode=verify-full",
         f"sslmode=verify-ca&sslrootcert={tmp_path / 'none.crt'}": "none.crt",
     }
@@ -127,3 +129,71 @@ def test_a_self_signed_server_certificate_given_as_the_root_is_trusted(
     wrong = f"sslmode=verify-full&sslrootcert={cert}&hostaddr=127.0.0.1"
     with pytest.raises(ConnectError, match=r"(?i)not valid for name"):
         ENGINE.query(parse_target(url(pg, wrong, host="wrong.example")), "SELECT 1")
+
+
+def cert_url(server: ThrowawayPostgres, query: str = "") -> str:
+    base = f"postgresql://{server.cert_user}@127.0.0.1:{server.port}/{server.database}"
+    return f"{base}?sslmode=verify-full&sslrootcert={server.ca_file}" + (
+        f"&{query}" if query else ""
+    )
+
+
+def current_user(target: Target) -> str:
+    ((user,),) = ENGINE.query(target, "SELECT current_user")
+    return user
+
+
+def test_a_client_certificate_logs_in(
+    server: ThrowawayPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server knows this user by certificate only (``cert`` in pg_hba.conf)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    cert, key = server.client_certificate(tmp_path)
+    with pytest.raises(ConnectError, match="certificate"):
+        ENGINE.query(parse_target(cert_url(server)), "SELECT 1")
+    target = parse_target(cert_url(server, f"sslcert={cert}&sslkey={key}"))
+    assert current_user(target) == server.cert_user
+    # From the environment, as libpq reads it.
+    monkeypatch.setenv("PGSSLCERT", str(cert))
+    monkeypatch.setenv("PGSSLKEY", str(key))
+    assert current_user(parse_target(cert_url(server))) == server.cert_user
+    monkeypatch.delenv("PGSSLCERT")
+    monkeypatch.delenv("PGSSLKEY")
+    # libpq's default files, ~/.postgresql/postgresql.crt and postgresql.key.
+    (home / ".postgresql").mkdir(parents=True)
+    cert.rename(home / ".postgresql/postgresql.crt")
+    key.rename(home / ".postgresql/postgresql.key")
+    assert current_user(parse_target(cert_url(server))) == server.cert_user
+
+
+def test_client_key_problems_are_one_clear_line(
+    server: ThrowawayPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no default certificate or key
+    cert, key = server.client_certificate(tmp_path)
+    encrypted = tmp_path / "encrypted.key"
+    subprocess.run(
+        ["openssl", "pkey", "-in", str(key), "-out", str(encrypted), "-aes256",
+         "-passout", "pass:phrase"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    encrypted.chmod(0o600)
+    loose = tmp_path / "loose.key"
+    loose.write_bytes(key.read_bytes())
+    loose.chmod(0o644)
+    _, other_key = self_signed(tmp_path, "other")
+    other_key.chmod(0o600)
+    cases = {
+        f"sslcert={cert}&sslkey={loose}": f"run: chmod 600 {loose}",
+        f"sslcert={cert}&sslkey={encrypted}": "the key is encrypted",
+        f"sslcert={cert}&sslkey={tmp_path / 'none.key'}": "needs its private key",
+        f"sslcert={cert}": "needs its private key",  # libpq's default key is not there
+        f"sslkey={key}": "no sslcert",
+        f"sslcert={cert}&sslkey={other_key}": "do not make a usable pair",
+    }
+    for query, fragment in cases.items():
+        with pytest.raises(ConnectError) as info:
+            ENGINE.query(parse_target(cert_url(server, query)), "SELECT 1")
+        message = str(info.value)
+        assert fragment in message and "\n" not in message, (query, message)

@@ -25,8 +25,16 @@ Kind = Literal["sqlite", "postgresql"]
 #: socket directories libpq treats as "localhost" in the password file (upstream and Debian)
 _DEFAULT_SOCKET_DIRS = frozenset({"/tmp", "/var/run/postgresql", "/run/postgresql"})
 #: libpq's environment variables for TLS, written into the URL so that the engine and the
-#: statistics connections (libpq) use the same settings
-_TLS_ENV = (("sslmode", "PGSSLMODE"), ("sslrootcert", "PGSSLROOTCERT"))
+#: statistics connections (libpq) use the same settings (and the engine refuses the ones it
+#: cannot honour rather than ignore them)
+_TLS_ENV = (
+    ("sslmode", "PGSSLMODE"),
+    ("sslrootcert", "PGSSLROOTCERT"),
+    ("sslcert", "PGSSLCERT"),
+    ("sslkey", "PGSSLKEY"),
+    ("sslcrl", "PGSSLCRL"),
+    ("sslcrldir", "PGSSLCRLDIR"),
+)
 
 # user:password@host: the password runs to the LAST "@" before a host without one, so a raw "@"
 # in a password is scrubbed too (over-redacting is the safe direction).

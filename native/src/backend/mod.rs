@@ -102,6 +102,15 @@ pub enum Target {
     Postgres(Box<tokio_postgres::Config>, tls::Tls),
 }
 
+/// Whether every host of the target is a Unix-socket directory.
+fn unix_only(cfg: &tokio_postgres::Config) -> bool {
+    use tokio_postgres::config::Host;
+    let hosts = cfg.get_hosts();
+    !hosts.is_empty()
+        && cfg.get_hostaddrs().is_empty()
+        && hosts.iter().all(|h| matches!(h, Host::Unix(_)))
+}
+
 impl Target {
     pub fn parse(target: &str) -> DbResult<Target> {
         if let Some(path) = target.strip_prefix("sqlite://") {
@@ -115,8 +124,8 @@ impl Target {
             return Ok(Target::Sqlite(path.into()));
         }
         if target.starts_with("postgresql://") || target.starts_with("postgres://") {
-            // sslmode/sslrootcert as libpq reads them; the rest is tokio-postgres's.
-            let (url, tls) = tls::Tls::from_url(target)
+            // The TLS keys as libpq reads them; the rest is tokio-postgres's.
+            let (url, tls) = tls::Settings::from_url(target)
                 .map_err(|m| DbError::new(Status::Connection, None, m))?;
             // Never echo the target: it may carry a password.
             let mut cfg = url.parse::<tokio_postgres::Config>().map_err(|e| {
@@ -159,6 +168,14 @@ impl Target {
                 let db = db.unwrap_or_else(|| cfg.get_user().unwrap_or_default().to_string());
                 cfg.dbname(db);
             }
+            // libpq uses no TLS on a Unix socket, so a target reached only
+            // that way needs none of the certificate files its URL may name.
+            let tls = if unix_only(&cfg) {
+                tls::Tls::disabled()
+            } else {
+                tls.load()
+                    .map_err(|m| DbError::new(Status::Connection, None, m))?
+            };
             return Ok(Target::Postgres(Box::new(cfg), tls));
         }
         Err(DbError::new(
@@ -344,5 +361,15 @@ mod tests {
                 assert_eq!(c.get_dbname(), c.get_user(), "{url}");
             }
         }
+    }
+
+    #[test]
+    fn a_unix_socket_target_needs_no_certificate_files() {
+        // libpq connects here (no TLS on a socket); the files are read only for TCP.
+        let url = "postgresql://u@/db?host=/tmp&sslmode=verify-full&sslrootcert=/no/such.crt";
+        assert!(Target::parse(url).is_ok());
+        let tcp = "postgresql://u@localhost/db?sslmode=verify-full&sslrootcert=/no/such.crt";
+        let e = Target::parse(tcp).err().unwrap().message;
+        assert!(e.contains("sslrootcert /no/such.crt"), "{e}");
     }
 }

@@ -32,7 +32,7 @@ use tokio_postgres::tls::{ChannelBinding, TlsConnect, TlsStream};
 use tokio_postgres::types::{IsNull, ToSql, Type};
 use tokio_postgres::{CancelToken, Client, Config, Connection, Row, SimpleQueryMessage, Statement};
 
-use super::tls::{Mode as TlsMode, Tls};
+use super::tls::{end_point_digest, Mode as TlsMode, Tls};
 use super::{DbError, DbResult, Session, Status};
 use crate::script::Value;
 
@@ -434,50 +434,6 @@ impl TlsStream for TlsSock {
             // no binding rather than a wrong one that would fail the login.
             None => ChannelBinding::none(),
         }
-    }
-}
-
-/// The hash of RFC 5929's tls-server-end-point: the certificate signature's
-/// hash, with MD5 and SHA-1 (and SHA-224) raised to SHA-256. None for
-/// signature algorithms that name no such hash.
-fn end_point_digest(der: &[u8]) -> Option<&'static ring::digest::Algorithm> {
-    /// One DER element: (tag, contents, what follows).
-    fn item(data: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-        let (&tag, rest) = data.split_first()?;
-        let (&first, rest) = rest.split_first()?;
-        let (len, rest) = if first < 0x80 {
-            (first as usize, rest)
-        } else {
-            let n = (first & 0x7f) as usize;
-            if n == 0 || n > 4 || rest.len() < n {
-                return None;
-            }
-            let len = rest[..n].iter().fold(0usize, |a, &b| (a << 8) | b as usize);
-            (len, &rest[n..])
-        };
-        (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
-    }
-    let (_, cert, _) = item(der)?;
-    let (_, _tbs, rest) = item(cert)?;
-    let (_, algorithm, _) = item(rest)?;
-    let (tag, oid, _) = item(algorithm)?;
-    if tag != 0x06 {
-        return None;
-    }
-    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
-    const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04];
-    use ring::digest::{SHA256, SHA384, SHA512};
-    match oid {
-        // md5, sha1, sha256, sha224 WithRSAEncryption
-        [p @ .., 0x04 | 0x05 | 0x0b | 0x0e] if p == RSA => Some(&SHA256),
-        [p @ .., 0x0c] if p == RSA => Some(&SHA384),
-        [p @ .., 0x0d] if p == RSA => Some(&SHA512),
-        // ecdsa-with-SHA1, and ecdsa-with-SHA224 / 256 / 384 / 512
-        [p @ .., 0x01] if p == ECDSA => Some(&SHA256),
-        [p @ .., 0x03, 0x01 | 0x02] if p == ECDSA => Some(&SHA256),
-        [p @ .., 0x03, 0x03] if p == ECDSA => Some(&SHA384),
-        [p @ .., 0x03, 0x04] if p == ECDSA => Some(&SHA512),
-        _ => None,
     }
 }
 

@@ -1,8 +1,9 @@
 //! TLS settings of a PostgreSQL target, with libpq's names and meanings:
 //! `sslmode` (`disable`, `allow`, `prefer` (the default), `require`,
-//! `verify-ca`, `verify-full`) and `sslrootcert` (a PEM file, or `system`).
+//! `verify-ca`, `verify-full`), `sslrootcert` (a PEM file, or `system`), and
+//! the client certificate `sslcert` with its key `sslkey`.
 //!
-//! tokio-postgres knows only disable/prefer/require and no `sslrootcert`, so
+//! tokio-postgres knows only disable/prefer/require and none of the files, so
 //! these are taken out of the URL here, and the certificate checks they ask
 //! for are made by the rustls verifiers below: none for prefer, none for
 //! require unless a root certificate is given or `~/.postgresql/root.crt`
@@ -17,8 +18,9 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::{verify_server_name, WebPkiServerVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
+use rustls::sign::{CertifiedKey, SigningKey, SingleCertAndKey};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
@@ -42,6 +44,17 @@ pub struct Tls {
     pub config: Option<Arc<ClientConfig>>,
 }
 
+/// The TLS keys of a URL, checked for sense but with no file read yet: a
+/// target reached only over a Unix socket uses no TLS (as in libpq), so its
+/// certificate files are never needed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub mode: Mode,
+    root: Option<String>,
+    cert: Option<String>,
+    key: Option<String>,
+}
+
 /// Bundles of the system's trusted roots, for `sslrootcert=system`.
 const SYSTEM_BUNDLES: &[&str] = &[
     "/etc/ssl/certs/ca-certificates.crt",
@@ -49,22 +62,22 @@ const SYSTEM_BUNDLES: &[&str] = &[
     "/etc/ssl/cert.pem",
 ];
 
-impl Tls {
+impl Settings {
     /// Splits the TLS keys off a PostgreSQL URL: returns the URL to give
-    /// tokio-postgres (verify-* become `require`, `sslrootcert` is removed)
+    /// tokio-postgres (verify-* become `require`, the file keys are removed)
     /// and the settings. Errors never quote the URL (it may hold a password).
-    pub fn from_url(url: &str) -> Result<(String, Tls), String> {
+    pub fn from_url(url: &str) -> Result<(String, Settings), String> {
         let (base, query) = match url.split_once('?') {
             Some((b, q)) => (b, q),
             None => (url, ""),
         };
         let mut mode: Option<Mode> = None;
-        let mut root: Option<String> = None;
+        let (mut root, mut cert, mut key) = (None, None, None);
         let mut kept: Vec<String> = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             let value = percent_decode_str(value).decode_utf8_lossy().into_owned();
-            match key {
+            match name {
                 "sslmode" => {
                     mode = Some(match value.as_str() {
                         "disable" => Mode::Disable,
@@ -79,38 +92,41 @@ impl Tls {
                             ))
                         }
                     });
-                    continue;
                 }
-                "sslrootcert" => {
-                    root = Some(value);
-                    continue;
+                "sslrootcert" => root = Some(value),
+                "sslcert" => cert = Some(value),
+                "sslkey" => key = Some(value),
+                "sslpassword" => {
+                    return Err(
+                        "sslpassword is not supported: wannabet reads only unencrypted keys; \
+                         decrypt a copy (openssl pkey -in KEY -out KEY.plain; chmod 600 \
+                         KEY.plain), name it in sslkey and remove sslpassword"
+                            .into(),
+                    )
                 }
-                "sslcert" | "sslkey" | "sslpassword" | "sslcrl" | "sslcrldir" => {
+                "sslcrl" | "sslcrldir" => {
                     return Err(format!(
-                        "{key} is not supported: wannabet authenticates by password, not by \
-                         client certificate; remove {key} from the URL"
+                        "{name} is not supported: wannabet does not check revocation lists; \
+                         remove {name} from the URL (and PGSSLCRL/PGSSLCRLDIR from the \
+                         environment)"
                     ))
                 }
                 _ => kept.push(pair.to_string()),
             }
         }
         // libpq: without sslmode, sslrootcert=system means verify-full.
-        let mut mode = mode.unwrap_or(if root.as_deref() == Some("system") {
+        let mode = mode.unwrap_or(if root.as_deref() == Some("system") {
             Mode::VerifyFull
         } else {
             Mode::Prefer
         });
-        // libpq: require with a root certificate (given, or the default file)
-        // checks the chain like verify-ca; the system's roots are only for
-        // verify-full, where the host name pins which of them counts.
+        // The system's roots are only for verify-full, where the host name
+        // pins which of them counts.
         if root.as_deref() == Some("system") && mode != Mode::VerifyFull {
             return Err(
                 "sslrootcert=system needs sslmode=verify-full (any public CA would do otherwise)"
                     .into(),
             );
-        }
-        if mode == Mode::Require && (root.is_some() || default_root().is_some()) {
-            mode = Mode::VerifyCa;
         }
         let wire = match mode {
             Mode::Disable => "disable",
@@ -119,13 +135,38 @@ impl Tls {
         };
         kept.push(format!("sslmode={wire}"));
         let url = format!("{base}?{}", kept.join("&"));
-        let config = match mode {
-            Mode::Disable => None,
-            _ => Some(Arc::new(client_config(mode, root.as_deref())?)),
-        };
-        Ok((url, Tls { mode, config }))
+        Ok((
+            url,
+            Settings {
+                mode,
+                root,
+                cert,
+                key,
+            },
+        ))
     }
 
+    /// Reads the files the settings name and builds the TLS configuration.
+    pub fn load(&self) -> Result<Tls, String> {
+        // libpq: require with a root certificate (given, or the default file)
+        // checks the chain like verify-ca.
+        let mut mode = self.mode;
+        if mode == Mode::Require && (self.root.is_some() || default_file("root.crt").is_some()) {
+            mode = Mode::VerifyCa;
+        }
+        let config = match mode {
+            Mode::Disable => None,
+            _ => Some(Arc::new(client_config(
+                mode,
+                self.root.as_deref(),
+                client_identity(self.cert.as_deref(), self.key.as_deref())?,
+            )?)),
+        };
+        Ok(Tls { mode, config })
+    }
+}
+
+impl Tls {
     /// This target over a Unix socket: libpq never uses TLS there.
     pub fn disabled() -> Tls {
         Tls {
@@ -149,18 +190,28 @@ impl Tls {
     }
 }
 
-/// libpq's default root certificate, `~/.postgresql/root.crt`, if it exists.
-fn default_root() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .map(|h| Path::new(&h).join(".postgresql/root.crt"))
-        .filter(|p| p.is_file())
+/// Where libpq looks for one of its default files: `~/.postgresql/NAME`.
+fn default_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| Path::new(&h).join(".postgresql").join(name))
+}
+
+/// One of libpq's default files, if it exists.
+fn default_file(name: &str) -> Option<PathBuf> {
+    default_path(name).filter(|p| p.is_file())
 }
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-fn client_config(mode: Mode, root: Option<&str>) -> Result<ClientConfig, String> {
+/// A client certificate chain and its private key.
+type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+
+fn client_config(
+    mode: Mode,
+    root: Option<&str>,
+    identity: Option<Identity>,
+) -> Result<ClientConfig, String> {
     let provider = provider();
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -181,10 +232,103 @@ fn client_config(mode: Mode, root: Option<&str>) -> Result<ClientConfig, String>
         }
     };
     let verifier = Arc::new(Verifier { provider, chain });
-    Ok(builder
+    let builder = builder
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth())
+        .with_custom_certificate_verifier(verifier);
+    let Some((certs, key)) = identity else {
+        return Ok(builder.with_no_client_auth());
+    };
+    let unusable = |e: String| format!("sslcert and sslkey do not make a usable pair: {e}");
+    let signing = provider_key(key).map_err(|e| unusable(e.to_string()))?;
+    // Compared here rather than by rustls's `keys_match`, which parses the
+    // certificate with webpki and so refuses X.509 v1, yet OpenSSL 3.0's
+    // `x509 -req` (PostgreSQL's documented recipe) makes v1 client
+    // certificates and libpq sends them.
+    if let (Some(public), Some(spki)) = (
+        signing.public_key(),
+        subject_public_key_info(certs[0].as_ref()),
+    ) {
+        if public.as_ref() != spki {
+            return Err(unusable("the key is not the certificate's".into()));
+        }
+    }
+    let certified = CertifiedKey::new(certs, signing);
+    Ok(builder.with_client_cert_resolver(Arc::new(SingleCertAndKey::from(certified))))
+}
+
+fn provider_key(key: PrivateKeyDer<'static>) -> Result<Arc<dyn SigningKey>, rustls::Error> {
+    provider().key_provider.load_private_key(key)
+}
+
+/// The client certificate libpq would send: `sslcert` (else
+/// `~/.postgresql/postgresql.crt` if it exists) with `sslkey` (else
+/// `~/.postgresql/postgresql.key`). Unlike libpq, a certificate named in the
+/// URL that does not exist is an error, not a connection without it.
+fn client_identity(cert: Option<&str>, key: Option<&str>) -> Result<Option<Identity>, String> {
+    let cert_path = match (cert, default_file("postgresql.crt")) {
+        (Some(c), _) => PathBuf::from(c),
+        (None, Some(default)) => default,
+        (None, None) if key.is_some() => {
+            return Err(
+                "sslkey is given but no sslcert; add sslcert=/path/to/client.crt \
+                        (the certificate of that key)"
+                    .into(),
+            )
+        }
+        (None, None) => return Ok(None),
+    };
+    let shown = cert_path.display();
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert_path)
+        .map_err(|e| format!("sslcert {shown}: {e}"))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("sslcert {shown}: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "sslcert {shown}: no certificate in it (expected PEM)"
+        ));
+    }
+    let key_path = match key {
+        Some(k) => PathBuf::from(k),
+        None => default_path("postgresql.key").ok_or_else(|| {
+            format!("sslcert {shown} needs its key; add sslkey=/path/to/client.key")
+        })?,
+    };
+    Ok(Some((certs, read_key(&key_path, &shown.to_string())?)))
+}
+
+/// The private key, refused (as by libpq) if group or others may read it.
+fn read_key(path: &Path, cert: &str) -> Result<PrivateKeyDer<'static>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| {
+        format!("sslkey {shown}: {e}; the client certificate {cert} needs its private key")
+    })?;
+    if !meta.is_file() {
+        return Err(format!("sslkey {shown}: not a regular file"));
+    }
+    // libpq: u=rw (0600) or less, or u=rw,g=r (0640) or less if owned by root.
+    let loose = if meta.uid() == 0 {
+        meta.mode() & 0o037
+    } else {
+        meta.mode() & 0o077
+    };
+    if loose != 0 {
+        return Err(format!(
+            "sslkey {shown}: group or others may read it, so libpq and wannabet refuse it; \
+             run: chmod 600 {shown}"
+        ));
+    }
+    let pem = std::fs::read(path).map_err(|e| format!("sslkey {shown}: {e}"))?;
+    let text = String::from_utf8_lossy(&pem);
+    if text.contains("ENCRYPTED PRIVATE KEY") || text.contains("Proc-Type: 4,ENCRYPTED") {
+        return Err(format!(
+            "sslkey {shown}: the key is encrypted and wannabet cannot ask for its passphrase; \
+             decrypt a copy (openssl pkey -in {shown} -out client.key; chmod 600 client.key) \
+             and name it in sslkey"
+        ));
+    }
+    PrivateKeyDer::from_pem_slice(&pem)
+        .map_err(|e| format!("sslkey {shown}: no private key in it (expected PEM): {e}"))
 }
 
 /// The trusted roots of verify-ca/verify-full: `sslrootcert`, else libpq's
@@ -197,7 +341,7 @@ fn load_roots(root: Option<&str>) -> Result<(RootCertStore, Vec<CertificateDer<'
             .find(|p| p.is_file())
             .ok_or("sslrootcert=system: no system certificate bundle found")?,
         Some(p) => PathBuf::from(p),
-        None => default_root().ok_or(
+        None => default_file("root.crt").ok_or(
             "verify-ca and verify-full need the server's root certificate: add \
                  sslrootcert=/path/to/root.crt to the URL (or sslrootcert=system)",
         )?,
@@ -302,22 +446,106 @@ impl ServerCertVerifier for Verifier {
     }
 }
 
+/// One DER element.
+struct Der<'a> {
+    tag: u8,
+    contents: &'a [u8],
+    /// Tag, length and contents.
+    whole: &'a [u8],
+    /// What follows the element.
+    rest: &'a [u8],
+}
+
+fn der_item(data: &[u8]) -> Option<Der<'_>> {
+    let (&tag, rest) = data.split_first()?;
+    let (&first, rest) = rest.split_first()?;
+    let (len, rest) = if first < 0x80 {
+        (first as usize, rest)
+    } else {
+        let n = (first & 0x7f) as usize;
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let len = rest[..n].iter().fold(0usize, |a, &b| (a << 8) | b as usize);
+        (len, &rest[n..])
+    };
+    if rest.len() < len {
+        return None;
+    }
+    Some(Der {
+        tag,
+        contents: &rest[..len],
+        whole: &data[..data.len() - rest.len() + len],
+        rest: &rest[len..],
+    })
+}
+
+/// A certificate's subjectPublicKeyInfo, as DER, read without webpki (which
+/// refuses X.509 v1 certificates).
+fn subject_public_key_info(der: &[u8]) -> Option<&[u8]> {
+    let tbs = der_item(der_item(der)?.contents)?;
+    let mut rest = tbs.contents;
+    // [0] version (absent in v1), then serial, signature, issuer, validity,
+    // subject, and the key.
+    if rest.first() == Some(&0xa0) {
+        rest = der_item(rest)?.rest;
+    }
+    for _ in 0..5 {
+        rest = der_item(rest)?.rest;
+    }
+    let spki = der_item(rest)?;
+    (spki.tag == 0x30).then_some(spki.whole)
+}
+
+/// The hash of RFC 5929's tls-server-end-point: the certificate signature's
+/// hash, with MD5 and SHA-1 (and SHA-224) raised to SHA-256. None for
+/// signature algorithms that name no such hash.
+pub fn end_point_digest(der: &[u8]) -> Option<&'static ring::digest::Algorithm> {
+    let tbs = der_item(der_item(der)?.contents)?;
+    let algorithm = der_item(tbs.rest)?;
+    let oid = der_item(algorithm.contents)?;
+    if oid.tag != 0x06 {
+        return None;
+    }
+    let oid = oid.contents;
+    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
+    const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04];
+    use ring::digest::{SHA256, SHA384, SHA512};
+    match oid {
+        // md5, sha1, sha256, sha224 WithRSAEncryption
+        [p @ .., 0x04 | 0x05 | 0x0b | 0x0e] if p == RSA => Some(&SHA256),
+        [p @ .., 0x0c] if p == RSA => Some(&SHA384),
+        [p @ .., 0x0d] if p == RSA => Some(&SHA512),
+        // ecdsa-with-SHA1, and ecdsa-with-SHA224 / 256 / 384 / 512
+        [p @ .., 0x01] if p == ECDSA => Some(&SHA256),
+        [p @ .., 0x03, 0x01 | 0x02] if p == ECDSA => Some(&SHA256),
+        [p @ .., 0x03, 0x03] if p == ECDSA => Some(&SHA384),
+        [p @ .., 0x03, 0x04] if p == ECDSA => Some(&SHA512),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn tls_of(url: &str) -> Result<(String, Tls), String> {
+        let (url, settings) = Settings::from_url(url)?;
+        Ok((url, settings.load()?))
+    }
+
     #[test]
     fn tls_keys_are_taken_out_of_the_url() {
-        let (url, tls) = Tls::from_url("postgresql://u:p@h/db?application_name=x").unwrap();
+        let (url, tls) = tls_of("postgresql://u:p@h/db?application_name=x").unwrap();
         assert_eq!(
             url,
             "postgresql://u:p@h/db?application_name=x&sslmode=prefer"
         );
         assert_eq!(tls.mode, Mode::Prefer);
-        let (url, tls) = Tls::from_url("postgresql://h/db?sslmode=disable").unwrap();
+        let (url, tls) = tls_of("postgresql://h/db?sslmode=disable").unwrap();
         assert_eq!(url, "postgresql://h/db?sslmode=disable");
         assert!(tls.config.is_none());
-        let (url, tls) = Tls::from_url("postgresql://h/db?sslmode=require").unwrap();
+        let (url, tls) = tls_of("postgresql://h/db?sslmode=require").unwrap();
         assert_eq!(
             (url.as_str(), tls.mode),
             ("postgresql://h/db?sslmode=require", Mode::Require)
@@ -326,30 +554,39 @@ mod tests {
 
     #[test]
     fn bad_tls_settings_are_explained_without_the_url() {
-        let e = Tls::from_url("postgresql://u:secret@h/db?sslmode=maybe")
+        let e = tls_of("postgresql://u:secret@h/db?sslmode=maybe")
             .err()
             .unwrap();
         assert!(
             e.contains("unknown sslmode") && !e.contains("secret"),
             "{e}"
         );
-        let e = Tls::from_url("postgresql://u:secret@h/db?sslcert=/x")
+        let e = tls_of("postgresql://u:secret@h/db?sslcert=/no/such.crt&sslkey=/k")
             .err()
             .unwrap();
         assert!(
-            e.contains("sslcert is not supported") && !e.contains("secret"),
+            e.contains("sslcert /no/such.crt") && !e.contains("secret"),
             "{e}"
         );
-        let e = Tls::from_url("postgresql://h/db?sslmode=verify-full&sslrootcert=/no/such")
+        for key in ["sslpassword=x", "sslcrl=/c.crl", "sslcrldir=/d"] {
+            let e = Settings::from_url(&format!("postgresql://u:secret@h/db?{key}"))
+                .err()
+                .unwrap();
+            assert!(
+                e.contains("is not supported") && !e.contains("secret"),
+                "{e}"
+            );
+        }
+        let e = tls_of("postgresql://h/db?sslmode=verify-full&sslrootcert=/no/such")
             .err()
             .unwrap();
         assert!(e.contains("sslrootcert /no/such"), "{e}");
         // require with a root certificate checks the chain, as in libpq.
-        let e = Tls::from_url("postgresql://h/db?sslmode=require&sslrootcert=/no/such")
+        let e = tls_of("postgresql://h/db?sslmode=require&sslrootcert=/no/such")
             .err()
             .unwrap();
         assert!(e.contains("sslrootcert /no/such"), "{e}");
-        let e = Tls::from_url("postgresql://h/db?sslmode=require&sslrootcert=system")
+        let e = tls_of("postgresql://h/db?sslmode=require&sslrootcert=system")
             .err()
             .unwrap();
         assert!(e.contains("needs sslmode=verify-full"), "{e}");

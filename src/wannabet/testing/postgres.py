@@ -57,6 +57,19 @@ def install_postgres(package: str = "postgresql") -> None:
             raise PostgresUnavailable(f"{' '.join(cmd)} failed: {' '.join(tail)}")
 
 
+#: a new P-256 key, unencrypted, for ``openssl req``
+_EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+
+def _openssl(cwd: Path, *steps: list[str]) -> None:
+    for step in steps:
+        result = subprocess.run(
+            ["openssl", *step], cwd=cwd, capture_output=True, text=True, check=False
+        )
+        if result.returncode != 0:
+            raise PostgresUnavailable(f"openssl failed: {result.stderr.strip()[-400:]}")
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -86,6 +99,9 @@ class ThrowawayPostgres:
 
     user = "wannabet"
     database = "postgres"
+    #: with ``tls=True``: the role that logs in by client certificate only (``cert`` in
+    #: pg_hba.conf); :meth:`client_certificate` makes one for it
+    cert_user = "wannabet_cert"
 
     def __init__(
         self,
@@ -166,6 +182,8 @@ class ThrowawayPostgres:
                 "start",
             )
             if result.returncode == 0:
+                if self.tls:  # a superuser, so it can run what the password user runs
+                    self.psql(f"CREATE ROLE {self.cert_user} LOGIN SUPERUSER")
                 return self
             time.sleep(0.2)
         log = self.log.read_text()[-600:] if self.log.exists() else result.stderr
@@ -179,34 +197,53 @@ class ThrowawayPostgres:
             install_postgres("openssl")
         work = self.root / "certs"
         work.mkdir()
-        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         (work / "ext.cnf").write_text(
             "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
             "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
         )
         ca = str(self.ca_file)
+        days, localhost = ("-days", "2"), ("-subj", "/CN=localhost")
         steps = [
-            ["req", "-x509", *ec, "-keyout", "ca.key", "-out", ca, "-days", "2", "-subj", "/CN=CA"],
-            ["req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"],
+            ["req", "-x509", *_EC_KEY, "-keyout", "ca.key", "-out", ca, *days, "-subj", "/CN=CA"],
+            ["req", *_EC_KEY, "-keyout", "server.key", "-out", "server.csr", *localhost],
             [
                 *("x509", "-req", "-in", "server.csr", "-CA", ca, "-CAkey", "ca.key"),
                 *("-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"),
             ],
         ]
-        for step in steps:
-            result = subprocess.run(
-                ["openssl", *step], cwd=work, capture_output=True, text=True, check=False
-            )
-            if result.returncode != 0:
-                raise PostgresUnavailable(f"openssl failed: {result.stderr.strip()[-400:]}")
+        _openssl(work, *steps)
         self._install_certificate(work / "server.crt", work / "server.key")
+        shutil.copyfile(self.ca_file, self.data / "ca.crt")
         hba = self.data / "pg_hba.conf"
         hba.write_text(
             "local all all scram-sha-256\n"
+            f"hostssl all {self.cert_user} 127.0.0.1/32 cert\n"
             "hostssl all all 127.0.0.1/32 scram-sha-256\n"
             "hostnossl all all 127.0.0.1/32 reject\n"
         )
-        self.settings |= {"ssl": "on", "ssl_cert_file": "server.crt", "ssl_key_file": "server.key"}
+        self.settings |= {
+            "ssl": "on",
+            "ssl_cert_file": "server.crt",
+            "ssl_key_file": "server.key",
+            "ssl_ca_file": "ca.crt",  # the CA of client certificates
+        }
+
+    def client_certificate(self, directory: Path, user: str | None = None) -> tuple[Path, Path]:
+        """A client certificate for ``user`` (default :attr:`cert_user`) from this server's CA,
+        and its key (mode 0600), written to ``directory``."""
+        user = user or self.cert_user
+        cert, key, csr = (directory / f"{user}.{ext}" for ext in ("crt", "key", "csr"))
+        work = self.root / "certs"
+        _openssl(
+            work,
+            ["req", *_EC_KEY, "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={user}"],
+            [
+                *("x509", "-req", "-in", str(csr), "-CA", str(self.ca_file), "-CAkey", "ca.key"),
+                *("-CAcreateserial", "-out", str(cert), "-days", "2"),
+            ],
+        )
+        key.chmod(0o600)
+        return cert, key
 
     def _install_certificate(self, cert: Path, key: Path) -> None:
         for source, name in ((cert, "server.crt"), (key, "server.key")):
