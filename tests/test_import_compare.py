@@ -184,3 +184,23 @@ def test_compare_across_runs_from_the_command_line(tmp_path: Path) -> None:
     assert (cmp["condition"], cmp["baseline"]) == ("2:x", "1:x")
     table = wannabet("compare", "--results", str(results), "--run", "1", "--run", "2").stdout
     assert "Runs 1 (before), 2 (after)" in table
+
+
+def test_a_csv_file_is_imported_once_unless_forced_and_can_join_a_run(tmp_path: Path) -> None:
+    results = tmp_path / "r.duckdb"
+    before = write_csv(tmp_path / "before.csv", "c,v", [f"old,{v}" for v in FIVE_GROUP_MEANS])
+    after = write_csv(tmp_path / "after.csv", "c,v", [f"new,{v + 5}" for v in FIVE_GROUP_MEANS])
+    args = ("--condition", "c", "--value", "v", "--results", str(results))
+    assert wannabet("import", "csv", str(before), *args).returncode == 0
+    # The same content again would double its weight: refused, and nothing written.
+    proc = wannabet("import", "csv", str(before), *args)
+    assert proc.returncode == 2 and "already imported as run 1" in proc.stderr, proc.stderr
+    assert [r.run_id for r in Store(results).runs()] == [1]
+    # Another file joins run 1 as a second condition, so the two compare within one run.
+    proc = wannabet("import", "csv", str(after), *args, "--run", "1")
+    assert proc.returncode == 0, proc.stderr
+    doc = compare_json(results, "--run", "1", "--baseline", "old")
+    assert [c["condition"] for c in doc["conditions"]] == ["old", "new"]
+    assert all(c["n"] == 5 for c in doc["conditions"])
+    assert wannabet("import", "csv", str(before), *args, "--force").returncode == 0
+    assert [r.run_id for r in Store(results).runs()] == [1, 2]

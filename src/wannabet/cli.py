@@ -325,48 +325,6 @@ class Unit(StrEnum):
     s = "s"
 
 
-@import_app.command("csv")
-@handled
-def import_csv(
-    file: Annotated[Path, typer.Argument(help="The CSV file, with a header line.", metavar="FILE")],
-    condition: Annotated[str, typer.Option("--condition", help="Column with the condition.")],
-    value: Annotated[str, typer.Option("--value", help="Column with the measured value.")],
-    sample: Annotated[
-        str | None, typer.Option("--sample", help="Column grouping rows into samples.")
-    ] = None,
-    session: Annotated[str | None, typer.Option("--session", help="Column with a session.")] = None,
-    time: Annotated[
-        str | None, typer.Option("--time", help="Column with seconds or a timestamp.")
-    ] = None,
-    unit: Annotated[Unit, typer.Option("--unit", help="Unit of the value column.")] = Unit.ms,
-    name: Annotated[
-        str | None, typer.Option("--name", help="Run name; default the file name.")
-    ] = None,
-    results: ResultsOption = Path(DEFAULT_RESULTS),
-) -> None:
-    """Import a table of measurements (one row per transaction) as a run."""
-    from wannabet.importers import import_csv as do_import
-
-    store = Store(results)
-    run_id = do_import(
-        store,
-        file,
-        condition=condition,
-        value=value,
-        sample=sample,
-        session=session,
-        time=time,
-        unit=unit.value,
-        name=name,
-    )
-    info = store.run(run_id)
-    console.print(
-        f"imported {info.transactions:,} rows of {_escape(str(file))} as run {run_id}:"
-        f" {info.conditions} conditions, {info.samples} samples",
-        highlight=False,
-    )
-
-
 FilesArgument = Annotated[list[Path], typer.Argument(help="The files to import.", metavar="FILES")]
 ConditionOption = Annotated[
     str | None, typer.Option("--condition", help="Condition of every file.")
@@ -388,6 +346,52 @@ ForceOption = Annotated[
 NameOption = Annotated[
     str | None, typer.Option("--name", help="Run name; default the first file's name.")
 ]
+
+
+@import_app.command("csv")
+@handled
+def import_csv(
+    file: Annotated[Path, typer.Argument(help="The CSV file, with a header line.", metavar="FILE")],
+    condition: Annotated[str, typer.Option("--condition", help="Column with the condition.")],
+    value: Annotated[str, typer.Option("--value", help="Column with the measured value.")],
+    sample: Annotated[
+        str | None, typer.Option("--sample", help="Column grouping rows into samples.")
+    ] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Column with a session.")] = None,
+    time: Annotated[
+        str | None, typer.Option("--time", help="Column with seconds or a timestamp.")
+    ] = None,
+    unit: Annotated[Unit, typer.Option("--unit", help="Unit of the value column.")] = Unit.ms,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Run name; default the file name.")
+    ] = None,
+    run: AppendOption = None,
+    force: ForceOption = False,
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+) -> None:
+    """Import a table of measurements (one row per transaction) as a run."""
+    from wannabet.importers import import_csv as do_import
+
+    store = Store(results)
+    run_id = do_import(
+        store,
+        file,
+        condition=condition,
+        value=value,
+        sample=sample,
+        session=session,
+        time=time,
+        unit=unit.value,
+        name=name,
+        run_id=run,
+        force=force,
+    )
+    info = store.run(run_id)
+    console.print(
+        f"imported {info.transactions:,} rows of {_escape(str(file))} as run {run_id}:"
+        f" {info.conditions} conditions, {info.samples} samples",
+        highlight=False,
+    )
 
 
 class PgbenchLog(StrEnum):

@@ -3,7 +3,9 @@
 Each row is one measurement (a transaction's latency, or any value where lower is better),
 grouped into samples by a column, or each row its own sample. DuckDB reads and checks the file;
 errors name the file, the line and what was expected, and nothing is written unless the whole
-file is valid.
+file is valid. Like every importer it writes an :class:`~wannabet.store.ImportBatch`: a file
+already imported (same sha256) is refused unless ``force``, and ``run_id`` appends to an
+imported CSV run.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import pyarrow as pa
 
 from wannabet.environment import client_environment
 from wannabet.errors import ImportError_
-from wannabet.store import ConditionRow, SampleRow, Store
+from wannabet.importers._common import sha256
+from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
 from wannabet.version import tool_version
 
 Unit = Literal["ms", "us", "s"]
@@ -36,8 +39,10 @@ def import_csv(
     time: str | None = None,
     unit: Unit = "ms",
     name: str | None = None,
+    run_id: int | None = None,
+    force: bool = False,
 ) -> int:
-    """Import ``path`` as a new run; return its id.
+    """Import ``path`` as a new run (or into the imported CSV run ``run_id``); return its id.
 
     Parameters
     ----------
@@ -51,6 +56,8 @@ def import_csv(
         Column with the measurement's time: seconds (a number) or a timestamp.
     unit
         Unit of ``value``: ``ms`` (default), ``us`` or ``s``.
+    force
+        Import the file even if its content is already in the results file.
     """
     file = Path(path)
     if not file.is_file():
@@ -59,14 +66,14 @@ def import_csv(
         raise ImportError_(f"{file}: the file is empty; expected a header line and rows")
     con = duckdb.connect()
     try:
-        return _import(con, store, file, condition, value, sample, session, time, unit, name)
+        batch = _read(con, file, condition, value, sample, session, time, unit, name)
     finally:
         con.close()
+    return store.import_batch(batch, run_id=run_id, force=force)
 
 
-def _import(
+def _read(
     con: duckdb.DuckDBPyConnection,
-    store: Store,
     file: Path,
     condition: str,
     value: str,
@@ -75,7 +82,7 @@ def _import(
     time: str | None,
     unit: Unit,
     name: str | None,
-) -> int:
+) -> ImportBatch:
     try:
         con.execute(
             "CREATE TABLE raw AS SELECT row_number() OVER () + 1 AS line, *"
@@ -160,30 +167,20 @@ def _import(
     end = np.asarray(rows["end_ns"], dtype=np.int64)
     n = len(sample_id)
 
+    # Conditions are numbered in order of first appearance (the query's condition_id).
     order = np.unique(condition_id)
-    conditions = [
-        ConditionRow(int(c), str(labels[np.argmax(condition_id == c)]), {}) for c in order
-    ]
+    conditions = [str(labels[np.argmax(condition_id == c)]) for c in order]
     # Per-sample bounds, vectorized: rows are sorted by sample_id.
     ids, first = np.unique(sample_id, return_index=True)
     t0 = np.minimum.reduceat(start, first)
     t1 = np.maximum.reduceat(end, first)
     sample_condition = condition_id[first]
-    block_of = np.zeros(len(ids), dtype=np.int64)
-    seen: dict[int, int] = {}
-    for i, c in enumerate(sample_condition):
-        block_of[i] = seen.get(int(c), 0)
-        seen[int(c)] = block_of[i] + 1
     samples = [
-        SampleRow(
+        ImportedSample(
             sample_id=int(s),
-            condition_id=int(sample_condition[i]),
-            block=int(block_of[i]),
-            position=int(s),
+            condition=int(sample_condition[i]),
             t0_ns=int(t0[i]),
-            measure_start_ns=int(t0[i]),
             end_ns=int(t1[i]) if time is not None else int(t0[i]),
-            warmup_s=0.0,
         )
         for i, s in enumerate(ids)
     ]
@@ -203,32 +200,33 @@ def _import(
             "warmup": np.zeros(n, dtype=bool),
         }
     )
-    return store.import_run(
+    settings = {
+        "format": "csv",
+        "columns": {
+            "condition": condition,
+            "value": value,
+            "sample": sample,
+            "session": session,
+            "time": time,
+        },
+        "unit": unit,
+        "timed": time is not None,
+        "samples_per_condition": {
+            label: int(np.sum(sample_condition == i)) for i, label in enumerate(conditions)
+        },
+    }
+    return ImportBatch(
         name=name or file.stem,
-        kind="import",
         description=f"imported from {file.name}",
         source=str(file),
-        tool_version=tool_version(),
-        settings={
-            "format": "csv",
-            "columns": {
-                "condition": condition,
-                "value": value,
-                "sample": sample,
-                "session": session,
-                "time": time,
-            },
-            "unit": unit,
-            "timed": time is not None,
-            "samples_per_condition": {
-                c.label: int(np.sum(sample_condition == c.condition_id)) for c in conditions
-            },
-        },
-        environment=client_environment(),
+        settings=settings,
         conditions=conditions,
-        transaction_types=[("row", 1, "")],
+        transaction_types=["row"],
         samples=samples,
+        files=[ImportedFile(str(file), sha256(file), "csv", None, {"rows": n})],
         transactions=table,
+        environment=client_environment(),
+        tool_version=tool_version(),
     )
 
 

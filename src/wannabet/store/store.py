@@ -272,47 +272,6 @@ class Store:
             con.execute("COMMIT")
             return run_id
 
-    def import_run(
-        self,
-        *,
-        samples: Sequence[SampleRow],
-        transactions: pa.Table,
-        **run: Any,
-    ) -> int:
-        """Write a complete imported run in one transaction: all of it or nothing.
-
-        ``transactions`` has the columns of the ``transactions`` table except ``run_id``.
-        """
-        with self._connect(create=True) as con:
-            con.execute("BEGIN")
-            run_id = self._insert_run(con, status="complete", **run)
-            for sample in samples:
-                # Totals are filled in from the transactions below.
-                self._insert_sample(con, run_id, sample, measured=0, committed=0)
-            con.register("incoming_transactions", transactions)
-            con.execute(
-                "INSERT INTO transactions SELECT ?, sample_id, session, txn_type,"
-                " intended_start_ns, start_ns, end_ns, status, error_code, retries, warmup"
-                " FROM incoming_transactions",
-                [run_id],
-            )
-            con.unregister("incoming_transactions")
-            # Sample totals come from the transactions themselves, so they cannot disagree.
-            con.execute(
-                """
-                UPDATE samples SET
-                    transactions = agg.n, committed = agg.ok, errors = agg.n - agg.ok,
-                    tps = CASE WHEN samples.duration_s > 0 THEN agg.ok / samples.duration_s END
-                FROM (SELECT sample_id, count(*) AS n, count(*) FILTER (WHERE status = 'ok') AS ok
-                      FROM transactions WHERE run_id = ? GROUP BY sample_id) agg
-                WHERE samples.run_id = ? AND samples.sample_id = agg.sample_id
-                """,
-                [run_id, run_id],
-            )
-            con.execute("UPDATE runs SET ended_at = now() WHERE run_id = ?", [run_id])
-            con.execute("COMMIT")
-            return run_id
-
     def import_batch(
         self, batch: ImportBatch, *, run_id: int | None = None, force: bool = False
     ) -> int:
