@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from wannabet.engine import NativeEngine
 from wannabet.errors import SpecError
 from wannabet.targets import parse_target, redact
+from wannabet.testing import ThrowawayPostgres
 
 
 @pytest.mark.parametrize(
@@ -127,3 +129,27 @@ def test_libpq_tls_environment_reaches_the_url(monkeypatch: pytest.MonkeyPatch) 
     # The URL's own settings win.
     target = parse_target("postgresql://u:p@h/db?sslmode=disable")
     assert "sslmode=disable" in target.url and "verify-full" not in target.url
+
+
+def test_host_and_port_parameters_win_as_in_libpq() -> None:
+    """libpq lets ``?host=``/``?port=`` replace the host/port before the path; the engine's
+    driver would try both hosts, so the URL keeps only the one libpq would use."""
+    from wannabet.targets import host_port
+
+    target = parse_target("postgresql://u:p@x:6000/db?host=/srv/pg")
+    assert target.url == "postgresql://u:p@:6000/db?host=/srv/pg"
+    assert host_port(target.url) == ("/srv/pg", 6000)
+    target = parse_target("postgresql://u:p@[::1]:6000/db?port=7000")
+    assert target.url == "postgresql://u:p@[::1]/db?port=7000"
+    assert host_port(target.url) == ("::1", 7000)
+    plain = "postgresql://u:p@Db.Example:6000/db"
+    assert parse_target(plain).url == plain and host_port(plain) == ("Db.Example", 6000)
+
+
+@pytest.mark.postgres
+def test_the_engine_connects_where_the_host_parameter_says(postgres: ThrowawayPostgres) -> None:
+    """Both hosts reach the server, by TCP and by its socket; libpq takes the parameter's."""
+    pg = postgres
+    url = f"postgresql://{pg.user}:{pg.password}@127.0.0.1:{pg.port}/{pg.database}?host={pg.root}"
+    sql = "SELECT coalesce(host(inet_server_addr()), 'socket')"
+    assert NativeEngine().query(parse_target(url), sql) == [("socket",)]

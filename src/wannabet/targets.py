@@ -109,6 +109,8 @@ def parse_target(url: str, *, key: str = "target") -> Target:
             query = "&".join([parts.query, *extra] if parts.query else extra)
             url = urlunsplit(parts._replace(query=query))
             parts = urlsplit(url)
+        url = _query_overrides_netloc(url)
+        parts = urlsplit(url)
         if parts.password is None:
             password = os.environ.get("PGPASSWORD") or _password_from_file(url, key)
             if password:
@@ -144,13 +146,10 @@ def _password_from_file(url: str, key: str) -> str | None:
         return None
     parts = urlsplit(url)
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-    host = query.get("host") or _raw_host(parts.netloc) or "localhost"
+    host, port_number = host_port(url)
     if host in _DEFAULT_SOCKET_DIRS:
         host = "localhost"
-    try:
-        port = str(query.get("port") or parts.port or 5432)
-    except ValueError:
-        return None
+    port = str(port_number)
     user = (
         query.get("user")
         or unquote(parts.username or "")
@@ -179,6 +178,50 @@ def _password_from_file(url: str, key: str) -> str | None:
                 )
             return fields[4]
     return None
+
+
+def _query_overrides_netloc(url: str) -> str:
+    """The URL with a ``host``/``port`` parameter replacing the host/port before the path.
+
+    libpq lets the parameter win; tokio-postgres would add it as a second host to try after
+    the first. Dropping the overridden part makes the engine, the statistics connections and
+    the password file agree with libpq (and psql) on the one server meant.
+    """
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    if "host" not in query and "port" not in query:
+        return url
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if hostport.startswith("["):
+        host, _, rest = hostport.partition("]")
+        host, port = host + "]", rest.removeprefix(":")
+    else:
+        host, _, port = hostport.partition(":")
+    if "host" in query:
+        host = ""
+    if "port" in query:
+        port = ""
+    netloc = userinfo + at + host + (f":{port}" if port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def host_port(url: str) -> tuple[str, int]:
+    """The host and port the engine connects to: the URL's ``host``/``port`` parameters, else
+    those before the path (the host as written, which the password file compares), else TCP
+    ``localhost:5432`` (after :func:`parse_target`, only one of the two is there).
+
+    The engine ignores PGHOST and PGPORT, so this does too; the statistics connections are
+    given these explicitly, and the password file is searched for them, so that everything
+    reaches (and logs in to) the same server as the workload.
+    """
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    host = (query.get("host") or [""])[-1] or _raw_host(parts.netloc) or "localhost"
+    try:
+        port = int((query.get("port") or [""])[-1] or parts.port or 5432)
+    except ValueError:
+        port = 5432
+    return host, port
 
 
 def _raw_host(netloc: str) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from decimal import Decimal
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import psutil  # type: ignore[import-untyped]
 
@@ -37,7 +37,7 @@ from wannabet.engine.base import SampleResult
 from wannabet.model import WAIT_INTERVAL_S
 from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
 from wannabet.samplers.process import allowed_cores
-from wannabet.targets import Target, redact
+from wannabet.targets import Target, host_port, redact
 
 #: how long the snapshot waits for the run's sessions to exit and report their counters
 BACKEND_EXIT_TIMEOUT_S = 10.0
@@ -60,25 +60,14 @@ def engine_application_name(target: Target, default: str) -> str:
 
 
 def engine_host_port(target: Target) -> tuple[str, int]:
-    """The host and port the engine connects to: the URL's, else TCP ``localhost:5432``.
-
-    The engine ignores PGHOST/PGPORT; psycopg would honour them, so the statistics connection
-    is given these explicitly and so reaches the same server as the workload.
-    """
-    parts = urlsplit(target.url)
-    query = parse_qs(parts.query)
-    host = unquote(parts.hostname) if parts.hostname else (query.get("host") or ["localhost"])[0]
-    try:
-        port = parts.port or int((query.get("port") or ["5432"])[0])
-    except ValueError:
-        port = 5432
-    return host, port
+    """The host and port the engine connects to (see :func:`wannabet.targets.host_port`)."""
+    return host_port(target.url)
 
 
 def is_local_host(target: Target) -> bool:
     """True when the engine's host is a loopback address or a Unix-socket directory."""
     host, _ = engine_host_port(target)
-    return host in _LOOPBACK or host.startswith("/")
+    return host.lower() in _LOOPBACK or host.startswith("/")
 
 
 class PostgresSampler:
