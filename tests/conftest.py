@@ -6,7 +6,10 @@ CI=true a server that still cannot start is a failure, never a skip (``unavailab
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +27,11 @@ EXAMPLES = ROOT / "examples"
 os.environ["PGPASSFILE"] = os.devnull
 for _var in ("PGSSLMODE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLCRL", "PGSSLCRLDIR"):
     os.environ.pop(_var, None)
+
+# wannabet's cache (the report's Vega runtime) goes to a directory of this test session, not
+# the machine user's ~/.cache; the CLI children inherit it.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="wannabet-test-cache-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 
 # Property tests check what is computed, not how fast: on a shared machine one slow example
 # must not fail the run (Hypothesis's default deadline is 200 ms per example).

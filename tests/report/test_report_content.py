@@ -526,3 +526,29 @@ print(json.dumps([[c.latency.kde_bandwidth, c.latency.log_density] for c in d.co
     ]
     assert outs[0] == outs[1] == outs[2]
     assert json.loads(outs[0])[0][0] is not None
+
+
+def test_the_vega_runtime_is_cached_and_a_damaged_cache_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vl_convert
+
+    from wannabet.render.report import page
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    bundled: list[int] = []
+    real = vl_convert.javascript_bundle
+
+    def counting(**kwargs: str) -> str:
+        bundled.append(1)
+        return real(**kwargs)
+
+    monkeypatch.setattr(vl_convert, "javascript_bundle", counting)
+    build = page.vega_runtime.__wrapped__  # without the per-process memo
+    first = build()
+    (cached,) = (tmp_path / "wannabet").glob("vega-runtime-*.js")
+    assert build() == first and len(bundled) == 1  # read back, not bundled again
+    text = cached.read_text()
+    cached.write_text(text[: len(text) // 2])  # as after a crash of another writer
+    assert build() == first and len(bundled) == 2
+    assert cached.read_text() == text

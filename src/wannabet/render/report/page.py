@@ -15,10 +15,15 @@ page; a Content-Security-Policy forbids every network request.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
 import re
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -68,17 +73,60 @@ def vega_lite_version() -> str:
 def vega_runtime() -> Markup:
     """vega-embed with Vega and Vega-Lite, as one script exposing ``window.vegaEmbed``.
 
-    Built by vl-convert (about 0.9 MB), once per process. The bundle never contains
-    ``</script``; the check keeps it so if a future version did.
+    Built by vl-convert (about 0.9 MB, 1.5 s of bundling) and kept in the user's cache
+    directory, keyed by vl-convert's and Vega-Lite's versions, so only the first report after
+    an upgrade pays for it. The bundle never contains ``</script``; the check keeps it so if a
+    future version did.
     """
-    import vl_convert
+    name = f"vega-runtime-{version('vl-convert-python')}-{vega_lite_version()}.js"
+    bundle = _read_cached(name)
+    if bundle is None:
+        import vl_convert
 
-    # The runtime's Vega-Lite must be the one Altair writes its specs for (vl-convert's
-    # default is its newest), as Altair's own inline renderer chooses it.
-    bundle = vl_convert.javascript_bundle(vl_version=vega_lite_version())  # type: ignore[call-arg]
+        # The runtime's Vega-Lite must be the one Altair writes its specs for (vl-convert's
+        # default is its newest), as Altair's own inline renderer chooses it.
+        bundle = vl_convert.javascript_bundle(vl_version=vega_lite_version())  # type: ignore[call-arg]
+        _write_cached(name, bundle)
     if re.search(r"</script", bundle, re.IGNORECASE):
         bundle = re.sub(r"</(script)", r"<\\/\1", bundle, flags=re.IGNORECASE)
     return Markup(bundle)
+
+
+def cache_dir() -> Path:
+    """wannabet's cache directory: ``$XDG_CACHE_HOME/wannabet``, else ``~/.cache/wannabet``."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "wannabet"
+
+
+def _read_cached(name: str) -> str | None:
+    """The cached text, or None if absent, unreadable or not what was written (its first line
+    holds the SHA-256 of the rest, so a damaged file is rebuilt, never inlined)."""
+    try:
+        head, _, text = (cache_dir() / name).read_text(encoding="utf-8").partition("\n")
+    except (OSError, RuntimeError, UnicodeDecodeError):  # RuntimeError: no home directory
+        return None
+    return text if head == _digest_line(text) else None
+
+
+def _digest_line(text: str) -> str:
+    return "// sha256 " + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _write_cached(name: str, text: str) -> None:
+    """Write atomically (a reader sees the whole file or none); a cache that cannot be
+    written is no error, the next report just bundles again."""
+    try:
+        directory = cache_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(_digest_line(text) + "\n" + text)
+            os.replace(tmp, directory / name)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except (OSError, RuntimeError):
+        pass
 
 
 def render_page(context: Mapping[str, Any], charts: Sequence[Chart]) -> str:
