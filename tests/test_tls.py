@@ -45,6 +45,25 @@ def self_signed(directory: Path, name: str, *extensions: str) -> tuple[Path, Pat
     return cert, key
 
 
+def rsa_pss_self_signed(directory: Path, digest: str) -> tuple[Path, Path]:
+    """A self-signed RSA-PSS certificate for localhost and 127.0.0.1 (signature hash
+    ``digest``, or RFC 4055's default SHA-1 when empty)."""
+    cert, key = directory / f"pss{digest}.crt", directory / f"pss{digest}.key"
+    subprocess.run(
+        ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+         "-out", str(key)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    sign = ["-sigopt", "rsa_padding_mode:pss", *([f"-{digest}"] if digest else ["-sha1"])]
+    subprocess.run(
+        ["openssl", "req", "-x509", "-key", str(key), "-out", str(cert), "-days", "1",
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+         *sign],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
 def ssl_of(target: Target) -> tuple[str, str]:
     ((on, version),) = ENGINE.query(target, SSL_OF_THIS_SESSION)
     return on, version
@@ -197,3 +216,18 @@ def test_client_key_problems_are_one_clear_line(
             ENGINE.query(parse_target(cert_url(server, query)), "SELECT 1")
         message = str(info.value)
         assert fragment in message and "\n" not in message, (query, message)
+
+
+def test_channel_binding_to_an_rsa_pss_certificate(
+    fresh_tls_postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    """RSA-PSS carries its hash in the signature's parameters; the binding must use it, as the
+    server does (a wrong or missing one fails channel_binding=require)."""
+    pg = fresh_tls_postgres
+    for digest in ("sha384", "sha256", ""):
+        cert, key = rsa_pss_self_signed(tmp_path, digest)
+        pg.use_certificate(cert, key)
+        # webpki accepts no SHA-1 signature, so that one is not verified, only bound.
+        verify = f"verify-full&sslrootcert={cert}" if digest else "require"
+        query = f"sslmode={verify}&channel_binding=require"
+        assert ssl_of(parse_target(url(pg, query)))[0] == "t", digest

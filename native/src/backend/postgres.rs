@@ -430,8 +430,9 @@ impl TlsStream for TlsSock {
             Some(alg) => ChannelBinding::tls_server_end_point(
                 ring::digest::digest(alg, cert).as_ref().into(),
             ),
-            // A signature the server might hash differently (RSA-PSS, EdDSA):
-            // no binding rather than a wrong one that would fail the login.
+            // A signature that names no hash (EdDSA; PostgreSQL cannot bind
+            // to such a certificate either): no binding rather than a wrong
+            // one that would fail the login.
             None => ChannelBinding::none(),
         }
     }

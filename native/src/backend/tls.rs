@@ -507,6 +507,7 @@ pub fn end_point_digest(der: &[u8]) -> Option<&'static ring::digest::Algorithm> 
     if oid.tag != 0x06 {
         return None;
     }
+    let params = oid.rest;
     let oid = oid.contents;
     const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
     const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04];
@@ -516,11 +517,34 @@ pub fn end_point_digest(der: &[u8]) -> Option<&'static ring::digest::Algorithm> 
         [p @ .., 0x04 | 0x05 | 0x0b | 0x0e] if p == RSA => Some(&SHA256),
         [p @ .., 0x0c] if p == RSA => Some(&SHA384),
         [p @ .., 0x0d] if p == RSA => Some(&SHA512),
+        // RSASSA-PSS: the hash is in its parameters (as OpenSSL, and so the
+        // server, reads it); absent means SHA-1, raised to SHA-256.
+        [p @ .., 0x0a] if p == RSA => pss_digest(params),
         // ecdsa-with-SHA1, and ecdsa-with-SHA224 / 256 / 384 / 512
         [p @ .., 0x01] if p == ECDSA => Some(&SHA256),
         [p @ .., 0x03, 0x01 | 0x02] if p == ECDSA => Some(&SHA256),
         [p @ .., 0x03, 0x03] if p == ECDSA => Some(&SHA384),
         [p @ .., 0x03, 0x04] if p == ECDSA => Some(&SHA512),
+        _ => None,
+    }
+}
+
+/// The hash of RSASSA-PSS-params (RFC 4055): `[0] hashAlgorithm`, default
+/// SHA-1; SHA-1 and SHA-224 are raised to SHA-256 as for the other algorithms.
+fn pss_digest(params: &[u8]) -> Option<&'static ring::digest::Algorithm> {
+    use ring::digest::{SHA256, SHA384, SHA512};
+    const SHA2: &[u8] = &[0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02];
+    let params = der_item(params)?;
+    let first = match der_item(params.contents) {
+        Some(item) if item.tag == 0xa0 => item,
+        _ => return Some(&SHA256), // hashAlgorithm absent: SHA-1
+    };
+    let hash = der_item(der_item(first.contents)?.contents)?;
+    match hash.contents {
+        [0x2b, 0x0e, 0x03, 0x02, 0x1a] => Some(&SHA256), // SHA-1
+        [p @ .., 0x01 | 0x04] if p == SHA2 => Some(&SHA256),
+        [p @ .., 0x02] if p == SHA2 => Some(&SHA384),
+        [p @ .., 0x03] if p == SHA2 => Some(&SHA512),
         _ => None,
     }
 }
