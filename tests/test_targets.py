@@ -133,23 +133,63 @@ def test_libpq_tls_environment_reaches_the_url(monkeypatch: pytest.MonkeyPatch) 
 
 def test_host_and_port_parameters_win_as_in_libpq() -> None:
     """libpq lets ``?host=``/``?port=`` replace the host/port before the path; the engine's
-    driver would try both hosts, so the URL keeps only the one libpq would use."""
+    driver would try both hosts and keep the first port, so both move into the parameters."""
     from wannabet.targets import host_port
 
-    target = parse_target("postgresql://u:p@x:6000/db?host=/srv/pg")
-    assert target.url == "postgresql://u:p@:6000/db?host=/srv/pg"
-    assert host_port(target.url) == ("/srv/pg", 6000)
-    target = parse_target("postgresql://u:p@[::1]:6000/db?port=7000")
-    assert target.url == "postgresql://u:p@[::1]/db?port=7000"
-    assert host_port(target.url) == ("::1", 7000)
-    plain = "postgresql://u:p@Db.Example:6000/db"
+    cases = {
+        "postgresql://u:p@x:6000/db?host=/srv/pg": "postgresql://u:p@/db?host=/srv/pg&port=6000",
+        "postgresql://u:p@127.0.0.1:6000/db?port=7001": (
+            "postgresql://u:p@/db?host=127.0.0.1&port=7001"
+        ),
+        "postgresql://u:p@[::1]:6000/db?port=7000&sslmode=require": (
+            "postgresql://u:p@/db?sslmode=require&host=::1&port=7000"
+        ),
+        "postgresql:///db?host=%2Fvar%2Frun%2Fpostgresql": (
+            "postgresql:///db?host=/var/run/postgresql"
+        ),
+    }
+    for url, expected in cases.items():
+        assert parse_target(url).url == expected, url
+    assert host_port(cases["postgresql://u:p@x:6000/db?host=/srv/pg"]) == ("/srv/pg", 6000)
+    plain = "postgresql://u:p@Db.Example:6000/db?options=-c%20work_mem%3D64MB+x"
     assert parse_target(plain).url == plain and host_port(plain) == ("Db.Example", 6000)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u@h1,h2/db",
+        "postgresql://u@h1:5432,h2:5433/db",
+        "postgresql://u@/db?host=a,b",
+        "postgresql://u@/db?host=a&host=b",
+        "postgresql://u@h/db?port=5432,5433",
+        "postgresql://u@h:abc/db",
+    ],
+)
+def test_one_server_per_target(url: str) -> None:
+    with pytest.raises(SpecError, match=r"one server|not a number"):
+        parse_target(url)
+
+
 @pytest.mark.postgres
-def test_the_engine_connects_where_the_host_parameter_says(postgres: ThrowawayPostgres) -> None:
-    """Both hosts reach the server, by TCP and by its socket; libpq takes the parameter's."""
+def test_the_engine_connects_where_the_host_parameter_says(
+    postgres: ThrowawayPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both hosts reach the server, by TCP and by its socket; libpq takes the parameter's.
+    Over the socket there is no TLS, so verify-full needs no root certificate there."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.postgresql/root.crt
     pg = postgres
     url = f"postgresql://{pg.user}:{pg.password}@127.0.0.1:{pg.port}/{pg.database}?host={pg.root}"
     sql = "SELECT coalesce(host(inet_server_addr()), 'socket')"
     assert NativeEngine().query(parse_target(url), sql) == [("socket",)]
+    verified = parse_target(url + "&sslmode=verify-full")
+    assert NativeEngine().query(verified, sql) == [("socket",)]
+
+
+@pytest.mark.postgres
+def test_the_engine_uses_the_port_parameter(postgres: ThrowawayPostgres) -> None:
+    """The port before the path is a closed one; libpq, and so wannabet, use the parameter's."""
+    pg = postgres
+    url = f"postgresql://{pg.user}:{pg.password}@127.0.0.1:1/{pg.database}?port={pg.port}"
+    sql = "SELECT inet_server_port()"
+    assert NativeEngine().query(parse_target(url), sql) == [(str(pg.port),)]

@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import parse_qs, quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from wannabet.errors import SpecError
 
@@ -99,7 +99,7 @@ def parse_target(url: str, *, key: str = "target") -> Target:
             raise SpecError(
                 f"{redact(url)!r} names no host; write postgresql://user@host:5432/dbname", key=key
             )
-        present = parse_qs(parts.query)
+        present = _params(parts.query)
         extra = [
             f"{name}={quote(os.environ[var], safe='/')}"
             for name, var in _TLS_ENV
@@ -109,7 +109,7 @@ def parse_target(url: str, *, key: str = "target") -> Target:
             query = "&".join([parts.query, *extra] if parts.query else extra)
             url = urlunsplit(parts._replace(query=query))
             parts = urlsplit(url)
-        url = _query_overrides_netloc(url)
+        url = _one_server(url, key)
         parts = urlsplit(url)
         if parts.password is None:
             password = os.environ.get("PGPASSWORD") or _password_from_file(url, key)
@@ -145,7 +145,7 @@ def _password_from_file(url: str, key: str) -> str | None:
     except (OSError, RuntimeError):  # RuntimeError: no home directory to look in
         return None
     parts = urlsplit(url)
-    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    query = {k: v[-1] for k, v in _params(parts.query).items()}
     host, port_number = host_port(url)
     if host in _DEFAULT_SOCKET_DIRS:
         host = "localhost"
@@ -180,29 +180,50 @@ def _password_from_file(url: str, key: str) -> str | None:
     return None
 
 
-def _query_overrides_netloc(url: str) -> str:
-    """The URL with a ``host``/``port`` parameter replacing the host/port before the path.
+def _one_server(url: str, key: str) -> str:
+    """The URL with its one server named where libpq and the engine both read it.
 
-    libpq lets the parameter win; tokio-postgres would add it as a second host to try after
-    the first. Dropping the overridden part makes the engine, the statistics connections and
-    the password file agree with libpq (and psql) on the one server meant.
+    libpq lets a ``host`` or ``port`` parameter replace the host or port before the path;
+    tokio-postgres would instead try the parameter's host after the other one, and take the
+    port before the path. So when a parameter is given, host and port both move into the
+    parameters (``postgresql://u@/db?host=...&port=...``), which both read alike. Several
+    hosts (libpq's failover lists) are refused: a measurement needs one server, and the
+    statistics connections must reach the same one as the workload.
     """
     parts = urlsplit(url)
-    query = parse_qs(parts.query)
-    if "host" not in query and "port" not in query:
-        return url
     userinfo, at, hostport = parts.netloc.rpartition("@")
+    pairs = [p for p in parts.query.split("&") if p]
+    params = _params(parts.query)
+
+    def named(name: str) -> list[str]:
+        return params.get(name, [])
+
+    several = "," in hostport or any(
+        len(named(n)) > 1 or any("," in v for v in named(n)) for n in ("host", "hostaddr", "port")
+    )
+    if several:
+        raise SpecError(
+            "the PostgreSQL URL names several hosts or ports; wannabet measures one server:"
+            " name one host and one port",
+            key=key,
+        )
     if hostport.startswith("["):
-        host, _, rest = hostport.partition("]")
-        host, port = host + "]", rest.removeprefix(":")
+        host, _, rest = hostport[1:].partition("]")
+        port = rest.removeprefix(":")
     else:
         host, _, port = hostport.partition(":")
-    if "host" in query:
-        host = ""
-    if "port" in query:
-        port = ""
-    netloc = userinfo + at + host + (f":{port}" if port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    host, port = unquote(host), unquote(port)
+    host = next(iter(named("host")), host)
+    port = next(iter(named("port")), port)
+    if port and not port.isdigit():
+        raise SpecError(f"port {port!r} is not a number; write e.g. :5432", key=key)
+    if not named("host") and not named("port"):
+        return url
+    kept = [p for p in pairs if p.partition("=")[0] not in ("host", "port")]
+    kept += [f"host={quote(host, safe='/:')}"] if host else []
+    kept += [f"port={port}"] if port else []
+    fragment = f"#{parts.fragment}" if parts.fragment else ""
+    return f"{parts.scheme}://{userinfo}{at}{parts.path}?{'&'.join(kept)}{fragment}"
 
 
 def host_port(url: str) -> tuple[str, int]:
@@ -215,13 +236,23 @@ def host_port(url: str) -> tuple[str, int]:
     reaches (and logs in to) the same server as the workload.
     """
     parts = urlsplit(url)
-    query = parse_qs(parts.query)
+    query = _params(parts.query)
     host = (query.get("host") or [""])[-1] or _raw_host(parts.netloc) or "localhost"
     try:
         port = int((query.get("port") or [""])[-1] or parts.port or 5432)
     except ValueError:
         port = 5432
     return host, port
+
+
+def _params(query: str) -> dict[str, list[str]]:
+    """A URL's parameters as libpq and the engine read them: ``%XX`` decoded, ``+`` kept."""
+    out: dict[str, list[str]] = {}
+    for pair in query.split("&"):
+        if pair:
+            name, _, value = pair.partition("=")
+            out.setdefault(unquote(name), []).append(unquote(value))
+    return out
 
 
 def _raw_host(netloc: str) -> str:

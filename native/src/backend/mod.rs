@@ -171,6 +171,7 @@ impl Target {
             // libpq uses no TLS on a Unix socket, so a target reached only
             // that way needs none of the certificate files its URL may name.
             let tls = if unix_only(&cfg) {
+                cfg.ssl_mode(tokio_postgres::config::SslMode::Disable);
                 tls::Tls::disabled()
             } else {
                 tls.load()
@@ -367,7 +368,13 @@ mod tests {
     fn a_unix_socket_target_needs_no_certificate_files() {
         // libpq connects here (no TLS on a socket); the files are read only for TCP.
         let url = "postgresql://u@/db?host=/tmp&sslmode=verify-full&sslrootcert=/no/such.crt";
-        assert!(Target::parse(url).is_ok());
+        match Target::parse(url) {
+            Ok(Target::Postgres(cfg, tls)) => {
+                assert_eq!(cfg.get_ssl_mode(), tokio_postgres::config::SslMode::Disable);
+                assert_eq!(tls.mode, tls::Mode::Disable);
+            }
+            _ => panic!("{url} did not parse"),
+        }
         let tcp = "postgresql://u@localhost/db?sslmode=verify-full&sslrootcert=/no/such.crt";
         let e = Target::parse(tcp).err().unwrap().message;
         assert!(e.contains("sslrootcert /no/such.crt"), "{e}");
