@@ -121,7 +121,7 @@ def test_tls_settings_errors_are_one_clear_line(
         "sslmode=sometimes": "unknown sslmode",
         f"sslcert={tmp_path / 'none.crt'}&sslkey=/k": "sslcert " + str(tmp_path / "none.crt"),
         "sslpassword=secret": "sslpassword is not supported",
-        "sslcrl=/x.crl": "sslcrl is not supported",
+        f"sslmode=verify-ca&sslrootcert={server.ca_file}&sslcrl=/x.crl": "sslcrl /x.crl",
         "sslmode=require&sslrootcert=system": "needs sslmode=verify-full",
         f"sslmode=verify-ca&sslrootcert={tmp_path / 'none.crt'}": "none.crt",
     }
@@ -208,8 +208,7 @@ def test_client_key_problems_are_one_clear_line(
         f"sslcert={cert}&sslkey={encrypted}": "the key is encrypted",
         f"sslcert={cert}&sslkey={tmp_path / 'none.key'}": "needs its private key",
         f"sslcert={cert}": "needs its private key",  # libpq's default key is not there
-        f"sslkey={key}": "no sslcert",
-        f"sslcert={cert}&sslkey={other_key}": "do not make a usable pair",
+        f"sslcert={cert}&sslkey={other_key}": "the key is not the certificate's",
     }
     for query, fragment in cases.items():
         with pytest.raises(ConnectError) as info:
@@ -231,3 +230,22 @@ def test_channel_binding_to_an_rsa_pss_certificate(
         verify = f"verify-full&sslrootcert={cert}" if digest else "require"
         query = f"sslmode={verify}&channel_binding=require"
         assert ssl_of(parse_target(url(pg, query)))[0] == "t", digest
+
+
+def test_a_revoked_server_certificate_is_refused(
+    server: ThrowawayPostgres, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sslcrl and sslcrldir as libpq reads them: a list from the CA that revokes nothing lets
+    the connection through, one that revokes the server's certificate stops it."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.postgresql/root.crl
+    root = f"sslmode=verify-full&sslrootcert={server.ca_file}"
+    clean = server.revocation_list(tmp_path / "clean.crl", revoke_server=False)
+    assert ssl_of(parse_target(url(server, f"{root}&sslcrl={clean}")))[0] == "t"
+    revoked = server.revocation_list(tmp_path / "revoked.crl", revoke_server=True)
+    with pytest.raises(ConnectError, match=r"(?i)revoked"):
+        ENGINE.query(parse_target(url(server, f"{root}&sslcrl={revoked}")), "SELECT 1")
+    directory = tmp_path / "crls"
+    directory.mkdir()
+    revoked.rename(directory / "0a1b2c3d.r0")
+    with pytest.raises(ConnectError, match=r"(?i)revoked"):
+        ENGINE.query(parse_target(url(server, f"{root}&sslcrldir={directory}")), "SELECT 1")

@@ -18,7 +18,9 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::{verify_server_name, WebPkiServerVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::pki_types::{
+    CertificateDer, CertificateRevocationListDer, PrivateKeyDer, ServerName, UnixTime,
+};
 use rustls::server::ParsedCertificate;
 use rustls::sign::{CertifiedKey, SigningKey, SingleCertAndKey};
 use rustls::{
@@ -53,6 +55,10 @@ pub struct Settings {
     root: Option<String>,
     cert: Option<String>,
     key: Option<String>,
+    crl: Option<String>,
+    crl_dir: Option<String>,
+    /// A setting wannabet cannot honour, refused when TLS is actually used.
+    unsupported: Option<String>,
 }
 
 /// Bundles of the system's trusted roots, for `sslrootcert=system`.
@@ -73,10 +79,13 @@ impl Settings {
         };
         let mut mode: Option<Mode> = None;
         let (mut root, mut cert, mut key) = (None, None, None);
+        let (mut crl, mut crl_dir, mut unsupported) = (None, None, None);
         let mut kept: Vec<String> = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             let value = percent_decode_str(value).decode_utf8_lossy().into_owned();
+            // libpq: an empty file setting means its default.
+            let file = Some(value.clone()).filter(|v| !v.is_empty());
             match name {
                 "sslmode" => {
                     mode = Some(match value.as_str() {
@@ -93,24 +102,20 @@ impl Settings {
                         }
                     });
                 }
-                "sslrootcert" => root = Some(value),
-                "sslcert" => cert = Some(value),
-                "sslkey" => key = Some(value),
-                "sslpassword" => {
-                    return Err(
+                "sslrootcert" => root = file,
+                "sslcert" => cert = file,
+                "sslkey" => key = file,
+                "sslcrl" => crl = file,
+                "sslcrldir" => crl_dir = file,
+                "sslpassword" if !value.is_empty() => {
+                    unsupported = Some(
                         "sslpassword is not supported: wannabet reads only unencrypted keys; \
-                         decrypt a copy (openssl pkey -in KEY -out KEY.plain; chmod 600 \
-                         KEY.plain), name it in sslkey and remove sslpassword"
-                            .into(),
+                         decrypt a copy ((umask 077; openssl pkey -in KEY -out client.key)), \
+                         name it in sslkey and remove sslpassword"
+                            .to_string(),
                     )
                 }
-                "sslcrl" | "sslcrldir" => {
-                    return Err(format!(
-                        "{name} is not supported: wannabet does not check revocation lists; \
-                         remove {name} from the URL (and PGSSLCRL/PGSSLCRLDIR from the \
-                         environment)"
-                    ))
-                }
+                "sslpassword" => {}
                 _ => kept.push(pair.to_string()),
             }
         }
@@ -142,6 +147,9 @@ impl Settings {
                 root,
                 cert,
                 key,
+                crl,
+                crl_dir,
+                unsupported,
             },
         ))
     }
@@ -154,15 +162,18 @@ impl Settings {
         if mode == Mode::Require && (self.root.is_some() || default_file("root.crt").is_some()) {
             mode = Mode::VerifyCa;
         }
-        let config = match mode {
-            Mode::Disable => None,
-            _ => Some(Arc::new(client_config(
-                mode,
-                self.root.as_deref(),
-                client_identity(self.cert.as_deref(), self.key.as_deref())?,
-            )?)),
-        };
-        Ok(Tls { mode, config })
+        if mode == Mode::Disable {
+            return Ok(Tls { mode, config: None });
+        }
+        if let Some(why) = &self.unsupported {
+            return Err(why.clone());
+        }
+        let identity = client_identity(self.cert.as_deref(), self.key.as_deref())?;
+        let config = client_config(mode, self, identity)?;
+        Ok(Tls {
+            mode,
+            config: Some(Arc::new(config)),
+        })
     }
 }
 
@@ -204,12 +215,12 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// A client certificate chain and its private key.
-type Identity = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
+/// A client certificate chain with its key, checked to be a pair.
+type Identity = Arc<CertifiedKey>;
 
 fn client_config(
     mode: Mode,
-    root: Option<&str>,
+    settings: &Settings,
     identity: Option<Identity>,
 ) -> Result<ClientConfig, String> {
     let provider = provider();
@@ -219,9 +230,14 @@ fn client_config(
     let chain = match mode {
         Mode::Disable | Mode::Prefer | Mode::Require => None,
         Mode::VerifyCa | Mode::VerifyFull => {
-            let (store, pinned) = load_roots(root)?;
+            let (store, pinned) = load_roots(settings.root.as_deref())?;
+            // libpq checks revocation along the whole chain and refuses a
+            // certificate no list covers (OpenSSL's CRL_CHECK_ALL), as
+            // webpki's defaults do.
+            let crls = load_crls(settings.crl.as_deref(), settings.crl_dir.as_deref())?;
             let webpki =
                 WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
+                    .with_crls(crls)
                     .build()
                     .map_err(|e| format!("TLS set-up failed: {e}"))?;
             Some(Chain {
@@ -235,53 +251,34 @@ fn client_config(
     let builder = builder
         .dangerous()
         .with_custom_certificate_verifier(verifier);
-    let Some((certs, key)) = identity else {
-        return Ok(builder.with_no_client_auth());
-    };
-    let unusable = |e: String| format!("sslcert and sslkey do not make a usable pair: {e}");
-    let signing = provider_key(key).map_err(|e| unusable(e.to_string()))?;
-    // Compared here rather than by rustls's `keys_match`, which parses the
-    // certificate with webpki and so refuses X.509 v1, yet OpenSSL 3.0's
-    // `x509 -req` (PostgreSQL's documented recipe) makes v1 client
-    // certificates and libpq sends them.
-    if let (Some(public), Some(spki)) = (
-        signing.public_key(),
-        subject_public_key_info(certs[0].as_ref()),
-    ) {
-        if public.as_ref() != spki {
-            return Err(unusable("the key is not the certificate's".into()));
+    Ok(match identity {
+        None => builder.with_no_client_auth(),
+        Some(certified) => {
+            builder.with_client_cert_resolver(Arc::new(SingleCertAndKey::from(certified)))
         }
-    }
-    let certified = CertifiedKey::new(certs, signing);
-    Ok(builder.with_client_cert_resolver(Arc::new(SingleCertAndKey::from(certified))))
-}
-
-fn provider_key(key: PrivateKeyDer<'static>) -> Result<Arc<dyn SigningKey>, rustls::Error> {
-    provider().key_provider.load_private_key(key)
+    })
 }
 
 /// The client certificate libpq would send: `sslcert` (else
 /// `~/.postgresql/postgresql.crt` if it exists) with `sslkey` (else
 /// `~/.postgresql/postgresql.key`). Unlike libpq, a certificate named in the
-/// URL that does not exist is an error, not a connection without it.
+/// URL that does not exist is an error, not a connection without it. As in
+/// libpq, a key without a certificate is not used.
 fn client_identity(cert: Option<&str>, key: Option<&str>) -> Result<Option<Identity>, String> {
     let cert_path = match (cert, default_file("postgresql.crt")) {
         (Some(c), _) => PathBuf::from(c),
         (None, Some(default)) => default,
-        (None, None) if key.is_some() => {
-            return Err(
-                "sslkey is given but no sslcert; add sslcert=/path/to/client.crt \
-                        (the certificate of that key)"
-                    .into(),
-            )
-        }
         (None, None) => return Ok(None),
     };
     let shown = cert_path.display();
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert_path)
-        .map_err(|e| format!("sslcert {shown}: {e}"))?
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("sslcert {shown}: {e}"))?;
+        .and_then(|certs| certs.collect::<Result<_, _>>())
+        .map_err(|e| {
+            format!(
+                "sslcert {shown}: {e}; name your client certificate (PEM) in sslcert, or \
+                 remove sslcert to log in without one"
+            )
+        })?;
     if certs.is_empty() {
         return Err(format!(
             "sslcert {shown}: no certificate in it (expected PEM)"
@@ -293,15 +290,35 @@ fn client_identity(cert: Option<&str>, key: Option<&str>) -> Result<Option<Ident
             format!("sslcert {shown} needs its key; add sslkey=/path/to/client.key")
         })?,
     };
-    Ok(Some((certs, read_key(&key_path, &shown.to_string())?)))
+    let signing = read_key(&key_path, &shown.to_string())?;
+    // Compared here rather than by rustls's `keys_match`, which parses the
+    // certificate with webpki and so refuses X.509 v1, yet OpenSSL 3.0's
+    // `x509 -req` (PostgreSQL's documented recipe) makes v1 client
+    // certificates and libpq sends them.
+    if let (Some(public), Some(spki)) = (
+        signing.public_key(),
+        subject_public_key_info(certs[0].as_ref()),
+    ) {
+        if public.as_ref() != spki {
+            return Err(format!(
+                "sslcert {shown} and sslkey {}: the key is not the certificate's; name the \
+                 key the certificate was made for",
+                key_path.display()
+            ));
+        }
+    }
+    Ok(Some(Arc::new(CertifiedKey::new(certs, signing))))
 }
 
 /// The private key, refused (as by libpq) if group or others may read it.
-fn read_key(path: &Path, cert: &str) -> Result<PrivateKeyDer<'static>, String> {
+fn read_key(path: &Path, cert: &str) -> Result<Arc<dyn SigningKey>, String> {
     use std::os::unix::fs::MetadataExt;
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| {
-        format!("sslkey {shown}: {e}; the client certificate {cert} needs its private key")
+        format!(
+            "sslkey {shown}: {e}; the client certificate {cert} needs its private key: \
+             add sslkey=/path/to/client.key"
+        )
     })?;
     if !meta.is_file() {
         return Err(format!("sslkey {shown}: not a regular file"));
@@ -323,12 +340,53 @@ fn read_key(path: &Path, cert: &str) -> Result<PrivateKeyDer<'static>, String> {
     if text.contains("ENCRYPTED PRIVATE KEY") || text.contains("Proc-Type: 4,ENCRYPTED") {
         return Err(format!(
             "sslkey {shown}: the key is encrypted and wannabet cannot ask for its passphrase; \
-             decrypt a copy (openssl pkey -in {shown} -out client.key; chmod 600 client.key) \
-             and name it in sslkey"
+             decrypt a copy ((umask 077; openssl pkey -in {shown} -out client.key)) and name \
+             it in sslkey"
         ));
     }
-    PrivateKeyDer::from_pem_slice(&pem)
-        .map_err(|e| format!("sslkey {shown}: no private key in it (expected PEM): {e}"))
+    let key = PrivateKeyDer::from_pem_slice(&pem)
+        .map_err(|e| format!("sslkey {shown}: no private key in it (expected PEM): {e}"))?;
+    provider().key_provider.load_private_key(key).map_err(|e| {
+        format!(
+            "sslkey {shown}: wannabet cannot sign with this key ({e}); RSA, ECDSA P-256 or \
+             P-384, and Ed25519 keys work"
+        )
+    })
+}
+
+/// The revocation lists of `sslcrl` (else libpq's `~/.postgresql/root.crl`
+/// if it exists) and of the files in `sslcrldir`.
+fn load_crls(
+    file: Option<&str>,
+    dir: Option<&str>,
+) -> Result<Vec<CertificateRevocationListDer<'static>>, String> {
+    let mut files: Vec<PathBuf> = match file {
+        Some(f) => vec![PathBuf::from(f)],
+        None => default_file("root.crl").into_iter().collect(),
+    };
+    if let Some(d) = dir {
+        let entries = std::fs::read_dir(d).map_err(|e| format!("sslcrldir {d}: {e}"))?;
+        let mut inside: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        inside.sort();
+        files.extend(inside);
+    }
+    let mut crls = Vec::new();
+    for path in files {
+        let found: Vec<_> = CertificateRevocationListDer::pem_file_iter(&path)
+            .and_then(|crls| crls.collect::<Result<_, _>>())
+            .map_err(|e| format!("sslcrl {}: {e}", path.display()))?;
+        if found.is_empty() && file.is_some_and(|f| Path::new(f) == path) {
+            return Err(format!(
+                "sslcrl {}: no revocation list in it (expected PEM)",
+                path.display()
+            ));
+        }
+        crls.extend(found);
+    }
+    Ok(crls)
 }
 
 /// The trusted roots of verify-ca/verify-full: `sslrootcert`, else libpq's
@@ -592,15 +650,19 @@ mod tests {
             e.contains("sslcert /no/such.crt") && !e.contains("secret"),
             "{e}"
         );
-        for key in ["sslpassword=x", "sslcrl=/c.crl", "sslcrldir=/d"] {
-            let e = Settings::from_url(&format!("postgresql://u:secret@h/db?{key}"))
-                .err()
-                .unwrap();
-            assert!(
-                e.contains("is not supported") && !e.contains("secret"),
-                "{e}"
-            );
-        }
+        let e = tls_of("postgresql://u:secret@h/db?sslpassword=x")
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("sslpassword is not supported") && !e.contains("secret"),
+            "{e}"
+        );
+        // Not used without TLS, so not refused there (as libpq ignores it).
+        assert!(tls_of("postgresql://h/db?sslmode=disable&sslpassword=x").is_ok());
+        let e = tls_of("postgresql://h/db?sslmode=verify-full&sslrootcert=system&sslcrl=/no.crl")
+            .err()
+            .unwrap();
+        assert!(e.contains("sslcrl /no.crl"), "{e}");
         let e = tls_of("postgresql://h/db?sslmode=verify-full&sslrootcert=/no/such")
             .err()
             .unwrap();
