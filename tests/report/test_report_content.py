@@ -552,3 +552,6 @@ def test_the_vega_runtime_is_cached_and_a_damaged_cache_is_rebuilt(
     cached.write_text(text[: len(text) // 2])  # as after a crash of another writer
     assert build() == first and len(bundled) == 2
     assert cached.read_text() == text
+    # A cache directory others may write to is not trusted: its script would reach reports.
+    cached.parent.chmod(0o777)
+    assert build() == first and len(bundled) == 3

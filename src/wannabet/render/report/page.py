@@ -20,6 +20,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -101,10 +102,21 @@ def _read_cached(name: str) -> str | None:
     """The cached text, or None if absent, unreadable or not what was written (its first line
     holds the SHA-256 of the rest, so a damaged file is rebuilt, never inlined)."""
     try:
-        head, _, text = (cache_dir() / name).read_text(encoding="utf-8").partition("\n")
+        directory = cache_dir()
+        if not _private(directory):
+            return None
+        with (directory / name).open(encoding="utf-8", newline="") as handle:
+            head, _, text = handle.read().partition("\n")
     except (OSError, RuntimeError, UnicodeDecodeError):  # RuntimeError: no home directory
         return None
     return text if head == _digest_line(text) else None
+
+
+def _private(directory: Path) -> bool:
+    """Whether only this user can write into ``directory``: a report inlines the cached
+    script, so a cache others can write to is not read."""
+    info = directory.stat()
+    return info.st_uid == os.geteuid() and not info.st_mode & 0o022
 
 
 def _digest_line(text: str) -> str:
@@ -116,10 +128,15 @@ def _write_cached(name: str, text: str) -> None:
     written is no error, the next report just bundles again."""
     try:
         directory = cache_dir()
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(directory):
+            return
+        for stale in directory.glob(".vega-runtime-*"):  # left by a process killed mid-write
+            if time.time() - stale.stat().st_mtime > 3600:
+                stale.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
                 handle.write(_digest_line(text) + "\n" + text)
             os.replace(tmp, directory / name)
         except BaseException:
