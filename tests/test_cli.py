@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from wannabet.errors import StoreError
+from wannabet.runner import reset_default_target
 from wannabet.store import Store
 from wannabet.testing import ThrowawayPostgres
 from wannabet.testing.cli import plain_env, wannabet
@@ -46,6 +48,40 @@ def test_run_prints_the_per_condition_table(
     assert info.status == "complete" and info.samples == 6
     # The default target is a fresh SQLite file next to the results.
     assert (results.parent / "sqlite-synchronous.sqlite").exists()
+
+
+def test_the_default_target_never_deletes_a_file_wannabet_did_not_make(tmp_path: Path) -> None:
+    # A database of the user's that happens to have the default target's name is kept.
+    theirs = tmp_path / "sqlite-synchronous.sqlite"
+    con = sqlite3.connect(theirs)
+    con.execute("CREATE TABLE precious (x)")
+    con.commit()
+    con.close()
+    run = (
+        "run",
+        str(EXAMPLES / "sqlite-synchronous.toml"),
+        "--results",
+        str(tmp_path / "r.duckdb"),
+    )
+    proc = wannabet(*run, *QUICK)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert str(theirs) in line and "wannabet did not make it" in line and "--target" in line
+    con = sqlite3.connect(theirs)
+    assert con.execute("SELECT name FROM sqlite_master").fetchall() == [("precious",)]
+    con.close()
+    # wannabet's own default target (as a previous run left it) is reset by the next run.
+    theirs.unlink()
+    reset_default_target(theirs)
+    con = sqlite3.connect(theirs)
+    con.execute("CREATE TABLE leftover (x)")
+    con.commit()
+    con.close()
+    proc = wannabet(*run, *QUICK)
+    assert proc.returncode == 0, proc.stderr
+    con = sqlite3.connect(theirs)
+    assert ("leftover",) not in con.execute("SELECT name FROM sqlite_master").fetchall()
+    con.close()
 
 
 def test_summary_json_follows_the_contract(

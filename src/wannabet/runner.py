@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -28,7 +30,7 @@ from wannabet import design
 from wannabet.engine.base import Engine, SampleRequest, SampleResult
 from wannabet.engine.program import compile_program
 from wannabet.environment import client_environment, server_environment
-from wannabet.errors import Interrupted, QueryError, WannabetError
+from wannabet.errors import Interrupted, QueryError, SpecError, WannabetError
 from wannabet.model import Condition, Experiment, ScheduledSample
 from wannabet.samplers import Collector, StatsOptions, collector_for
 from wannabet.script import split_sql
@@ -106,6 +108,43 @@ def sample_seed(seed: int, position: int) -> int:
     return (seed * 1_000_003 + position * 7_919 + 1) % (2**63)
 
 
+#: SQLite's ``application_id`` of a default target: wannabet made the file, so it may delete it
+DEFAULT_TARGET_ID = 0x77616E6E  # "wann"
+
+
+def reset_default_target(path: Path) -> None:
+    """Start the default SQLite target afresh: delete it, and create it marked as wannabet's.
+
+    Only a file wannabet made (marked by its ``application_id``) is deleted; any other file at
+    that path is refused, so a user's database that happens to share the name is never lost.
+    """
+    if path.exists():
+        try:
+            con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                (owner,) = con.execute("PRAGMA application_id").fetchone()
+            finally:
+                con.close()
+        except sqlite3.Error:
+            owner = None
+        if owner != DEFAULT_TARGET_ID:
+            raise SpecError(
+                "exists and wannabet did not make it, so it is not deleted as the default"
+                " target; move it away, or name it as the target (target ="
+                f" 'sqlite:///{path}' or --target) to run on its data",
+                file=str(path),
+            )
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    try:
+        con.execute(f"PRAGMA application_id = {DEFAULT_TARGET_ID}")
+        con.commit()
+    finally:
+        con.close()
+
+
 def run_experiment(
     experiment: Experiment,
     *,
@@ -137,9 +176,7 @@ def run_experiment(
     """
     observer = observer or SilentObserver()
     if fresh_target and target.path is not None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            target.path.with_name(target.path.name + suffix).unlink(missing_ok=True)
-        target.path.parent.mkdir(parents=True, exist_ok=True)
+        reset_default_target(target.path)
     conditions = design.conditions(experiment.factors)
     sampling = experiment.sampling
     plan = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
