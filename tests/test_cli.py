@@ -241,7 +241,10 @@ def test_postgres_example_runs_against_the_test_server(
     assert postgres.password.encode() not in results.read_bytes()
 
 
-def test_ctrl_c_keeps_finished_samples(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_keeps_finished_samples(tmp_path: Path, stop: signal.Signals) -> None:
+    """Ctrl-C, and SIGTERM as kill, timeout and service managers send it, end the run between
+    samples: it is marked interrupted and every finished sample stays readable."""
     results = tmp_path / "r.duckdb"
     proc = subprocess.Popen(
         [
@@ -278,14 +281,14 @@ def test_ctrl_c_keeps_finished_samples(tmp_path: Path) -> None:
                 except StoreError as exc:  # the writer may hold the file for a moment
                     seen.append(str(exc))
         assert proc.poll() is None, f"the run ended before it was interrupted; reads: {seen[-3:]}"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         try:
             _, err = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGABRT)
             _, err = proc.communicate(timeout=30)
-            pytest.fail(f"no exit within 60 s of Ctrl-C; where it was:\n{err[-4000:]}")
-    assert proc.returncode == 130, err
+            pytest.fail(f"no exit within 60 s of {stop.name}; where it was:\n{err[-4000:]}")
+    assert proc.returncode == 128 + stop, err
     assert "Traceback" not in err
     assert "interrupted" in err
     info = store.run()

@@ -82,6 +82,17 @@ def handled(fn: F) -> F:
                 raise
             err_console.print("interrupted", highlight=False)
             raise typer.Exit(130) from None
+        except OSError as exc:
+            # A file problem no check foresaw: still one line, naming the file.
+            if _state["debug"]:
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            err_console.print(
+                f"[red]error:[/red] {_escape(where + (exc.strerror or str(exc)))}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -161,12 +172,19 @@ def run(
         sessions=sessions,
         seed=seed,
     )
+    store = Store(results)
+    if not results.exists():
+        store.check_writable()  # before the default target is made beside it
     url = target or experiment.target
     fresh = url is None
     if url is None:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "-", experiment.name).strip("-") or "target"
         url = f"sqlite:///{(results.parent / f'{name}.sqlite').resolve()}"
-    resolved = parse_target(url, key="--target" if target else "target")
+    resolved = parse_target(
+        url,
+        key="--target" if target else "target",
+        file="command line" if target else str(file),
+    )
     from wannabet.samplers import StatsOptions
 
     plan = experiment.statistics  # the file's [statistics]; the options override it
@@ -185,7 +203,6 @@ def run(
         raise SpecError(
             f"{exc}; e.g. --stats-interval 50ms", key="--stats-interval", file="command line"
         ) from None
-    store = Store(results)
     sampling = experiment.sampling
     display = ProgressDisplay(
         err_console,
@@ -309,6 +326,8 @@ def export(
     ] = Path("export"),
 ) -> None:
     """Write a run's tables (runs, conditions, samples, transactions) as Parquet or CSV files."""
+    if all_runs and run_id is not None:
+        raise SpecError("give --run ID or --all, not both", key="--all", file="command line")
     store = Store(results)
     chosen = None if all_runs else store.run(run_id).run_id
     for path in store.export(chosen, directory, output.value):

@@ -226,6 +226,7 @@ def run_experiment(
     observer.run_started(run_id, conditions, plan)
     done = 0
     collector: Collector | None = None
+    stopped_by = [int(signal.SIGINT)]  # which signal stopped the run, set by the handler
     try:
         if experiment.setup.sql:
             _execute_all(engine, target, experiment.setup.sql, "setup.sql")
@@ -234,7 +235,7 @@ def run_experiment(
         previous: int | None = None
         # After setup: a setup failure should not wait for a statistics connection first.
         collector = collector_for(target, engine, statistics)
-        with _deferred_interrupt() as interrupt:
+        with _deferred_interrupt(stopped_by) as interrupt:
 
             def progress(ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
                 interrupt.check()  # stops the engine, which discards the sample in flight
@@ -305,10 +306,15 @@ def run_experiment(
                 if sampling.cooldown_s and scheduled is not plan[-1]:
                     interrupt.sleep(sampling.cooldown_s)
     except KeyboardInterrupt:
-        store.finish_run(run_id, "interrupted", f"interrupted by the user after {done} samples")
-        raise Interrupted(
-            f"interrupted: run {run_id} kept {done} finished sample{'s' if done != 1 else ''}"
-        ) from None
+        by = stopped_by[0]
+        how = "by the user" if by == signal.SIGINT else f"by {signal.Signals(by).name}"
+        store.finish_run(run_id, "interrupted", f"interrupted {how} after {done} samples")
+        error = Interrupted(
+            f"interrupted {how}: run {run_id} kept {done} finished"
+            f" sample{'s' if done != 1 else ''}"
+        )
+        error.exit_code = 128 + by  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
+        raise error from None
     except WannabetError as exc:
         store.finish_run(run_id, "failed", str(exc))
         raise
@@ -322,18 +328,25 @@ def run_experiment(
     return RunOutcome(run_id=run_id, status="complete", samples=done)
 
 
+#: the signals that stop a run cleanly: Ctrl-C, kill/timeout/systemd, a closed terminal
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 class _Interrupt:
-    """Ctrl-C, taken when it is safe: between samples, or through the engine's progress call.
+    """Ctrl-C (or SIGTERM, SIGHUP), taken when it is safe: between samples, or through the
+    engine's progress call.
 
     Raising KeyboardInterrupt wherever the signal lands could cut a results-file write in half;
     instead the handler records the request, and the runner raises at the next safe point (at
-    most a progress tick, about 0.25 s, later). A second Ctrl-C raises at once.
+    most a progress tick, about 0.25 s, later). A second signal raises at once.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, stopped_by: list[int]) -> None:
         self.requested = False
+        self.stopped_by = stopped_by
 
     def handle(self, signum: int, frame: object) -> None:
+        self.stopped_by[0] = signum
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
@@ -354,16 +367,17 @@ class _Interrupt:
 
 
 @contextmanager
-def _deferred_interrupt() -> Iterator[_Interrupt]:
-    interrupt = _Interrupt()
+def _deferred_interrupt(stopped_by: list[int]) -> Iterator[_Interrupt]:
+    interrupt = _Interrupt(stopped_by)
     if threading.current_thread() is not threading.main_thread():
         yield interrupt  # signal handlers belong to the main thread; leave Ctrl-C as it is
         return
-    previous = signal.signal(signal.SIGINT, interrupt.handle)
+    previous = {s: signal.signal(s, interrupt.handle) for s in STOP_SIGNALS}
     try:
         yield interrupt
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _execute_all(engine: Engine, target: Target, sql: str, where: str) -> None:

@@ -67,8 +67,24 @@ class Target:
         return unquote(m.group(2)) if m and m.group(2) else None
 
 
-def parse_target(url: str, *, key: str = "target") -> Target:
-    """Validate a target URL and resolve what it leaves implicit."""
+def parse_target(url: str, *, key: str = "target", file: str | None = None) -> Target:
+    """Validate a target URL and resolve what it leaves implicit.
+
+    Errors name ``file`` (the experiment file, or ``command line``) and ``key``.
+    """
+    try:
+        return _parse_target(url, key)
+    except SpecError as exc:
+        raise SpecError(exc.reason, file=file or exc.file, key=exc.key, line=exc.line) from None
+    except ValueError as exc:  # urlsplit: a malformed host, e.g. an unclosed [
+        raise SpecError(
+            f"{redact(url)!r} is not a valid URL ({exc}); write postgresql://user@host:5432/dbname",
+            file=file,
+            key=key,
+        ) from None
+
+
+def _parse_target(url: str, key: str) -> Target:
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "sqlite":
         if not url.lower().startswith("sqlite:///"):

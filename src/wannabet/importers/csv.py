@@ -114,7 +114,11 @@ def _read(
     _first_bad(
         con, file, f"{q(condition)} IS NULL", condition, "is empty; every row needs a condition"
     )
+    _first_bad(con, file, f"{q(value)} IS NULL", value, "is empty; every row needs a value")
     _first_bad(con, file, f"TRY_CAST({q(value)} AS DOUBLE) IS NULL", value, "is not a number")
+    _first_bad(
+        con, file, f"NOT isfinite(TRY_CAST({q(value)} AS DOUBLE))", value, "is not a finite number"
+    )
     _first_bad(con, file, f"TRY_CAST({q(value)} AS DOUBLE) < 0", value, "is negative")
     if session is not None:
         _first_bad(

@@ -202,14 +202,32 @@ class Store:
 
     # -- connections -------------------------------------------------------------------------------
 
+    def check_writable(self) -> None:
+        """Refuse, in one line, a results file that could not be created: its directory
+        missing (a typo is not silently made into directories), not a directory, or not
+        writable."""
+        parent = self.path.absolute().parent
+        if not parent.exists():
+            raise StoreError(
+                f"--results {self.path}: the directory {parent} does not exist; create it or"
+                " name a results file in an existing directory"
+            )
+        if not parent.is_dir():
+            raise StoreError(f"--results {self.path}: {parent} is not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise StoreError(
+                f"--results {self.path}: cannot write in {parent}; name a results file in a"
+                " directory you can write to"
+            )
+
     @contextmanager
     def _connect(self, *, create: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         if not create and not self.path.exists():
             raise StoreError(
                 f"no results file at {self.path}; run `wannabet run FILE` first or pass --results"
             )
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if create and not self.path.exists():
+            self.check_writable()
         deadline = time.monotonic() + _LOCK_WAIT_S
         while True:
             try:
@@ -819,7 +837,15 @@ class Store:
         if fmt not in ("parquet", "csv"):
             raise StoreError(f"unknown export format {fmt!r}; use parquet or csv")
         out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        if out.exists() and not out.is_dir():
+            raise StoreError(f"--output {out}: a file, not a directory; name a directory")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"--output {out}: cannot create the directory ({exc.strerror}); name one you"
+                " can write to"
+            ) from None
         where = "" if run_id is None else f"WHERE run_id = {int(run_id)}"
         written = []
         with self._connect() as con:
