@@ -352,3 +352,27 @@ def test_password_in_the_experiment_file_is_not_stored(
     )
     for path in [results, *export.iterdir()]:
         assert postgres.password.encode() not in path.read_bytes(), path
+
+
+def test_file_and_option_problems_are_one_line(
+    sqlite_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    results, _ = sqlite_run
+    example = str(EXAMPLES / "sqlite-synchronous.toml")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    cases = [
+        (("run", example, "--results", str(tmp_path / "no/such/dir/r.duckdb"), *QUICK),
+         4, "does not exist"),
+        (("run", example, "--results", str(a_file / "r.duckdb"), *QUICK), 4, "not a directory"),
+        (("run", example, "-t", "postgresql://u:SECRETPW@[::1/db", *QUICK),
+         2, "command line: --target:"),
+        (("export", "--results", str(results), "--output", str(a_file)), 4, "not a directory"),
+        (("export", "--results", str(results), "--run", "1", "--all"), 2, "not both"),
+    ]  # fmt: skip
+    for args, code, fragment in cases:
+        proc = wannabet(*args)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == code and len(lines) == 1, (args, proc.stderr)
+        assert fragment in lines[0] and "SECRETPW" not in lines[0], (args, lines[0])
+    assert not (tmp_path / "no").exists()

@@ -131,7 +131,12 @@ def test_samples_group_rows_and_a_real_difference_is_found(tmp_path: Path) -> No
             ("--condition", "c", "--value", "v"),
             ":3: column 'v': 'x' is not a number",
         ),
-        ("c,v\na,1\nb,\n", ("--condition", "c", "--value", "v"), ":3: column 'v': is not a number"),
+        ("c,v\na,1\nb,\n", ("--condition", "c", "--value", "v"), ":3: column 'v': is empty"),
+        (
+            "c,v\na,1\nb,NaN\n",
+            ("--condition", "c", "--value", "v"),
+            ":3: column 'v': 'NaN' is not a finite number",
+        ),
         (
             "c,v\na,1\nb,-2\n",
             ("--condition", "c", "--value", "v"),
