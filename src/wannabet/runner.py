@@ -310,8 +310,7 @@ def run_experiment(
         how = "by the user" if by == signal.SIGINT else f"by {signal.Signals(by).name}"
         store.finish_run(run_id, "interrupted", f"interrupted {how} after {done} samples")
         error = Interrupted(
-            f"interrupted {how}: run {run_id} kept {done} finished"
-            f" sample{'s' if done != 1 else ''}"
+            f"interrupted {how}: run {run_id} kept {done} finished sample{'s' if done != 1 else ''}"
         )
         error.exit_code = 128 + by  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
         raise error from None

@@ -167,10 +167,10 @@ def test_verdict_sentences_for_each_outcome() -> None:
             "note": "equivalent within +/-2%"}  # fmt: skip
     assert "perform the same within ±2%" in verdict_sentence(same, "latency", 0.1, 2.0)
     assert "90% CI" in verdict_sentence(same, "latency", 0.1, 2.0)
-    unsure = {**base, "delta_pct": 5.0, "ci_pct": [-3.0, 13.0], "verdict": "no-difference",
+    unsure = {**base, "delta_pct": 5.0, "ci_pct": [-3.0, 13.0], "verdict": "inconclusive",
               "note": "inconclusive: more samples needed"}  # fmt: skip
     assert verdict_sentence(unsure, "throughput", 0.05, 2.0).startswith("No bet yet on b")
-    none = {**base, "delta_pct": None, "ci_pct": None, "verdict": "no-difference", "note": "x"}
+    none = {**base, "delta_pct": None, "ci_pct": None, "verdict": "inconclusive", "note": "x"}
     assert "no estimate" in verdict_sentence(none, "latency", 0.05, 2.0)
 
 

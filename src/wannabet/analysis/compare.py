@@ -1,13 +1,15 @@
-"""The verdict: is a condition faster, slower, or not distinguishable from the baseline?
+"""The verdict: is a condition faster, slower, the same, or not yet known against the baseline?
 
 :func:`compare` summarizes every condition, tests each against the baseline, estimates how
-large the change is with intervals, and turns that into one of three verdicts:
+large the change is with intervals, and turns that into one of four verdicts:
 
 * ``faster`` / ``slower`` - the test is significant at ``alpha`` (Holm-adjusted when there are
   several conditions) **and** the interval of the relative change of the mean lies wholly
   outside the region of practical equivalence ``+/- rope_pct``;
-* ``no-difference`` - otherwise; the note says whether the interval lies inside the ROPE
-  ("equivalent within +/-2%") or is too wide to tell ("inconclusive: more samples needed").
+* ``no-difference`` - the interval lies wholly inside the ROPE ("equivalent within +/-2%"):
+  a positive finding, as much a bet as faster or slower;
+* ``inconclusive`` - anything else: too few samples, an interval too wide to tell, a test and
+  an interval that disagree; the note says which, and so what more data would settle.
 
 Two levels of analysis:
 
@@ -81,7 +83,7 @@ __all__ = [
 
 Metric = Literal["latency", "throughput"]
 Level = Literal["sample", "transaction"]
-Verdict = Literal["faster", "slower", "no-difference"]
+Verdict = Literal["faster", "slower", "no-difference", "inconclusive"]
 
 _DEFAULT_UNIT = {"latency": "ms", "throughput": "tps"}
 
@@ -220,7 +222,7 @@ class PairwiseComparison:
     cliffs_delta : float or None
         P(condition > baseline) - P(condition < baseline) over pairs of observations
         (transactions at the transaction level).
-    verdict : {"faster", "slower", "no-difference"}
+    verdict : {"faster", "slower", "no-difference", "inconclusive"}
     note : str
         Why the verdict is what it is.
     summary : str
@@ -489,7 +491,7 @@ def verdict(
     test_direction : float, optional
         Sign of the test statistic for "condition minus baseline" (t, or U minus its null
         mean). A significant test pointing the other way than the interval gives
-        no-difference: a rank test can react to a shift of the bulk while a few extreme
+        inconclusive: a rank test can react to a shift of the bulk while a few extreme
         values move the mean the other way.
 
     Returns
@@ -507,13 +509,13 @@ def verdict(
     """
     rope = f"+/-{rope_pct:g}%"
     if p_value is None or interval is None:
-        return "no-difference", "inconclusive: the change could not be estimated"
+        return "inconclusive", "inconclusive: the change could not be estimated"
     lo, hi = interval.low, interval.high
     significant = p_value < alpha
     if significant and (lo > rope_pct or hi < -rope_pct):
         up = lo > rope_pct
         if test_direction is not None and test_direction != 0 and (test_direction > 0) != up:
-            return "no-difference", (
+            return "inconclusive", (
                 "inconclusive: the test and the change of the mean point in opposite "
                 "directions; look at the distributions"
             )
@@ -530,7 +532,7 @@ def verdict(
         reason = f"significant, but the interval [{lo:.1f}, {hi:.1f}]% reaches into {rope}"
     else:
         reason = f"not significant and the interval [{lo:.1f}, {hi:.1f}]% is wider than {rope}"
-    return "no-difference", f"inconclusive: more samples needed ({reason})"
+    return "inconclusive", f"inconclusive: more samples needed ({reason})"
 
 
 def _validate(
@@ -784,7 +786,7 @@ def _pairwise(
             "(see the zero-variance diagnostic)"
         )
     if blocked is not None:
-        v: Verdict = "no-difference"
+        v: Verdict = "inconclusive"
         note = blocked
     else:
         direction = test.statistic
@@ -798,8 +800,9 @@ def _pairwise(
             metric=metric,
             test_direction=direction,
         )
-    if v == "no-difference":
-        summary = f"~ ({_fmt_p(p_adj)}, {_fmt_n(n_b, n_o)})"
+    if v in ("no-difference", "inconclusive"):
+        mark = "~" if v == "no-difference" else "?"
+        summary = f"{mark} ({_fmt_p(p_adj)}, {_fmt_n(n_b, n_o)})"
     else:
         assert change.mean is not None
         d = change.mean

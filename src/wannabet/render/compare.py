@@ -15,7 +15,12 @@ from rich.text import Text
 
 from wannabet.render.summary import fmt_num
 
-_VERDICT_STYLE = {"faster": "bold green", "slower": "bold red", "no-difference": "dim"}
+_VERDICT_STYLE = {
+    "faster": "bold green",
+    "slower": "bold red",
+    "no-difference": "bold",
+    "inconclusive": "dim",
+}
 
 
 def compare_json(doc: dict[str, Any]) -> str:

@@ -374,7 +374,7 @@ def verdict_sentence(c: Mapping[str, Any], metric: str, alpha: float, rope_pct: 
     change = f"{what} {d:+.1f}%, {level} CI {ci[0]:+.1f}% to {ci[1]:+.1f}%"
     if c["verdict"] in ("faster", "slower"):
         return f"{name} is {abs(d):.0f}% {c['verdict']} than {base} ({change}); you can bet on it."
-    if c.get("note", "").startswith("equivalent"):
+    if c["verdict"] == "no-difference":
         return (
             f"{name} and {base} perform the same within ±{rope_pct:g}% ({change});"
             " bet on no difference."
