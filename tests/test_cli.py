@@ -48,6 +48,24 @@ def test_run_prints_the_per_condition_table(
     assert info.status == "complete" and info.samples == 6
     # The default target is a fresh SQLite file next to the results.
     assert (results.parent / "sqlite-synchronous.sqlite").exists()
+    # Without a terminal, progress is one plain line per finished sample, not a live bar.
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 6 and lines[-1].startswith("[6/6] "), proc.stderr
+    assert all(" TPS, p99 " in line and " ETA " in line for line in lines)
+
+
+def test_a_run_where_every_transaction_fails_stops_with_the_error(tmp_path: Path) -> None:
+    text = (EXAMPLES / "sqlite-synchronous.toml").read_text()
+    broken = text.replace("\\set id random(1, 100000)", "\\set id 1 / 0")
+    assert broken != text
+    (tmp_path / "broken.toml").write_text(broken)
+    results = tmp_path / "r.duckdb"
+    proc = wannabet("run", str(tmp_path / "broken.toml"), "--results", str(results), *QUICK)
+    assert proc.returncode == 3, proc.stderr
+    error = proc.stderr.strip().splitlines()[-1]
+    assert "every transaction of sample 1" in error and "division by zero" in error, error
+    info = Store(results).run()
+    assert info.status == "failed" and info.samples == 1  # the sample measured is kept
 
 
 def test_the_default_target_never_deletes_a_file_wannabet_did_not_make(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from wannabet import design
 from wannabet.engine.base import Engine, SampleRequest, SampleResult
 from wannabet.engine.program import compile_program
 from wannabet.environment import client_environment, server_environment
-from wannabet.errors import Interrupted, QueryError, SpecError, WannabetError
+from wannabet.errors import Interrupted, QueryError, SpecError, TargetError, WannabetError
 from wannabet.model import Condition, Experiment, ScheduledSample
 from wannabet.samplers import Collector, StatsOptions, collector_for
 from wannabet.script import split_sql
@@ -303,6 +303,16 @@ def run_experiment(
                 ok = result.columns["status"] == 0
                 measured = result.columns["start_ns"] >= row.measure_start_ns
                 observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
+                if ok.size and not ok.any():
+                    # Nothing to compare, and more samples would only fill the results file
+                    # with the same error: stop, keeping what was measured.
+                    first = next(iter(result.error_messages.values()), "no message")
+                    label = conditions[scheduled.condition_index].label
+                    raise TargetError(
+                        f"every transaction of sample {done} ({label})"
+                        f" failed, so the run stops: {redact(first, target.password)}; fix the"
+                        " script, the target or the condition"
+                    )
                 if sampling.cooldown_s and scheduled is not plan[-1]:
                     interrupt.sleep(sampling.cooldown_s)
     except KeyboardInterrupt:

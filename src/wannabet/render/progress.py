@@ -6,6 +6,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -25,7 +26,9 @@ class ProgressDisplay:
     """A :class:`wannabet.runner.RunObserver` that draws a rich progress bar.
 
     The bar advances in seconds of planned sample time when samples have a duration, so the ETA
-    is honest; with transaction-count samples it advances one step per sample.
+    is honest; with transaction-count samples it advances one step per sample. When stderr is
+    not a terminal (nohup, CI, a redirect), where a live bar would show only its last frame, it
+    prints one plain line per finished sample instead.
     """
 
     def __init__(
@@ -49,18 +52,32 @@ class ProgressDisplay:
         self.done_per_condition: Counter[int] = Counter()
         self.completed_before = 0.0
         self._last = (0, 0.0)
+        self.live = console.is_terminal
+        self._started = time.monotonic()
+        self._total = 0
+        self._finished = 0
+        self._labels: dict[int, str] = {}
 
     def __enter__(self) -> ProgressDisplay:
-        self.progress.start()
+        if self.live:
+            self.progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
+        if self.live:
+            self.progress.stop()
 
     def run_started(
         self, run_id: int, conditions: Sequence[Condition], plan: Sequence[ScheduledSample]
     ) -> None:
         total = len(plan) * (self.sample_seconds or 1.0)
+        self._total, self._started = len(plan), time.monotonic()
+        self._labels = {i: c.label for i, c in enumerate(conditions)}
+        if not self.live:
+            self.console.print(
+                f"run {run_id}: {len(plan)} samples", highlight=False, soft_wrap=True
+            )
+            return
         self.task = self.progress.add_task(f"run {run_id}", total=total, tps="–", p99="–")
 
     def sample_started(self, sample: ScheduledSample, condition: Condition) -> None:
@@ -68,8 +85,12 @@ class ProgressDisplay:
         label = escape(condition.label)
         self._last = (0, time.monotonic())
         if self.task is not None:
+            # The rate shown until the first tick of this sample is not the previous one's.
             self.progress.update(
-                self.task, description=f"{label} · sample {k}/{self.samples_per_condition}"
+                self.task,
+                description=f"{label} · sample {k}/{self.samples_per_condition}",
+                tps="–",
+                p99="–",
             )
 
     def sample_progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
@@ -96,3 +117,27 @@ class ProgressDisplay:
         self.completed_before += self.sample_seconds or 1.0
         if self.task is not None:
             self.progress.update(self.task, completed=self.completed_before, tps=f"{tps:,.0f}")
+        if not self.live:
+            self._print_line(sample, result, tps)
+
+    def _print_line(self, sample: ScheduledSample, result: SampleResult, tps: float) -> None:
+        self._finished += 1
+        ok = result.columns["status"] == 0
+        latency_ms = (result.columns["end_ns"][ok] - result.columns["start_ns"][ok]) / 1e6
+        p99 = f"{np.percentile(latency_ms, 99):.2f} ms" if latency_ms.size else "–"
+        elapsed = time.monotonic() - self._started
+        eta = elapsed / self._finished * (self._total - self._finished)
+        k = self.done_per_condition[sample.condition_index]
+        label = escape(self._labels.get(sample.condition_index, "?"))
+        self.console.print(
+            f"[{self._finished}/{self._total}] {label} · sample {k}/{self.samples_per_condition}:"
+            f" {tps:,.0f} TPS, p99 {p99}, elapsed {_clock(elapsed)}, ETA {_clock(eta)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
