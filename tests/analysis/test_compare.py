@@ -513,3 +513,13 @@ def test_three_conditions_with_a_million_transactions_each():
         c = compare(groups, level=level)
         assert c.comparison("b").verdict == "faster"
         assert c.comparison("c").verdict == "no-difference", c.comparison("c").note
+
+
+def test_no_interval_from_one_sample_and_no_bet_below_zero():
+    one = compare([per_sample("a", [5.0]), per_sample("b", [6.0])]).to_dict()
+    clt = one["conditions"][0]["clt"]
+    assert clt["mean_ci95"] == [None, None] and clt["bet"].startswith("no bet:")
+    # Two latencies far apart: the normal prediction interval reaches below zero, so no bet.
+    two = compare([per_sample("a", [1.0, 10.0]), per_sample("b", [20.0, 21.0])]).to_dict()
+    assert "reaches below zero" in two["conditions"][0]["clt"]["bet"]
+    assert two["conditions"][1]["clt"]["bet"].startswith("9 of the next 10")

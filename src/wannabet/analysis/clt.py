@@ -291,7 +291,14 @@ def clt_summary(
     n, mean, sd = _mean_sd(x)
     p90 = prediction_interval(x, 0.90)
     if n < 2:
-        bet = f"no bet: one of {what} says nothing about the next; run at least 2, better 10"
+        bet = f"no bet: one of the {what} says nothing about the next; run at least 2, better 10"
+    elif p90.low < 0 <= float(np.min(x)):
+        # A normal prediction below zero for a quantity that cannot be negative (a latency,
+        # a rate): too few samples, or too skewed, for this bet to mean anything.
+        bet = (
+            f"no bet yet: from {n} {what} the 90% prediction interval reaches below zero;"
+            " run at least 10"
+        )
     else:
         bet = bet_sentence(p90, unit=unit, what=what)
     return CLTSummary(

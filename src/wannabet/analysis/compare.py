@@ -98,6 +98,8 @@ def _f(x: float | None) -> float | None:
 def _pair(iv: Interval | None) -> list[float | None] | None:
     if iv is None:
         return None
+    if iv.method.startswith("none"):  # one value: no interval, not a zero-width one
+        return [None, None]
     return [_f(iv.low), _f(iv.high)]
 
 
