@@ -394,3 +394,17 @@ def test_file_and_option_problems_are_one_line(
         assert proc.returncode == code and len(lines) == 1, (args, proc.stderr)
         assert fragment in lines[0] and "SECRETPW" not in lines[0], (args, lines[0])
     assert not (tmp_path / "no").exists()
+
+
+def test_usage_mistakes_are_one_line() -> None:
+    for args, fragment in [
+        (("summary", "--run", "abc"), "Invalid value for '--run'"),
+        (("compare", "--nope"), "No such option: --nope"),
+    ]:
+        proc = wannabet(*args)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+        assert lines[0].startswith("error: ") and fragment in lines[0] and "--help" in lines[0]
+    # A group alone still shows its help.
+    proc = wannabet("import")
+    assert proc.returncode == 2 and "csv" in proc.stdout + proc.stderr

@@ -814,4 +814,24 @@ def _escape(text: str) -> str:
 
 
 def main() -> None:
-    app()
+    """Run the command line; a usage mistake is one line, like every other error."""
+    try:
+        code = app(standalone_mode=False)
+    except typer.TyperException as exc:  # typer's click: usage errors (a bad option, value)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `wannabet import` alone: its help
+            exc.show()  # type: ignore[attr-defined]
+        elif _state["debug"]:
+            raise
+        else:
+            ctx = getattr(exc, "ctx", None)
+            where = ctx.command_path if ctx is not None else "wannabet"
+            err_console.print(
+                f"[red]error:[/red] {_escape(exc.format_message())}; see {_escape(where)} --help",
+                highlight=False,
+                soft_wrap=True,
+            )
+        sys.exit(getattr(exc, "exit_code", 2))
+    except typer.Abort:
+        err_console.print("interrupted", highlight=False)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
