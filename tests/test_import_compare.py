@@ -133,6 +133,16 @@ def test_samples_group_rows_and_a_real_difference_is_found(tmp_path: Path) -> No
         ),
         ("c,v\na,1\nb,\n", ("--condition", "c", "--value", "v"), ":3: column 'v': is empty"),
         (
+            "c;v\na;1,5\nb;2,0\n",
+            ("--condition", "c", "--value", "v"),
+            ":2: column 'v': '1,5' has a decimal comma",
+        ),
+        (
+            "c,v\na,1\nb,2,3\nc,4\n",
+            ("--condition", "c", "--value", "v"),
+            ":3: 3 fields where the header has 2",
+        ),
+        (
             "c,v\na,1\nb,NaN\n",
             ("--condition", "c", "--value", "v"),
             ":3: column 'v': 'NaN' is not a finite number",

@@ -10,6 +10,7 @@ imported CSV run.
 
 from __future__ import annotations
 
+import csv
 import difflib
 from pathlib import Path
 from typing import Literal
@@ -93,6 +94,8 @@ def _read(
         message = str(exc).strip().split("\n", 1)[0]
         raise ImportError_(f"{file}: cannot read it as CSV: {message}") from None
     columns = [row[0] for row in con.execute("DESCRIBE raw").fetchall()][1:]
+    if len(columns) == 1:
+        _check_ragged(file, columns[0])
     for option, column in (
         ("--condition", condition),
         ("--value", value),
@@ -115,6 +118,13 @@ def _read(
         con, file, f"{q(condition)} IS NULL", condition, "is empty; every row needs a condition"
     )
     _first_bad(con, file, f"{q(value)} IS NULL", value, "is empty; every row needs a value")
+    _first_bad(
+        con,
+        file,
+        f"regexp_full_match({q(value)}, '-?[0-9]+,[0-9]+')",
+        value,
+        "has a decimal comma; write numbers with a decimal point (1.5)",
+    )
     _first_bad(con, file, f"TRY_CAST({q(value)} AS DOUBLE) IS NULL", value, "is not a number")
     _first_bad(
         con, file, f"NOT isfinite(TRY_CAST({q(value)} AS DOUBLE))", value, "is not a finite number"
@@ -232,6 +242,23 @@ def _read(
         environment=client_environment(),
         tool_version=tool_version(),
     )
+
+
+def _check_ragged(file: Path, header: str) -> None:
+    """A header DuckDB read as one column although it holds a delimiter: some row has more or
+    fewer fields than the header, which defeats the delimiter detection. Name that row."""
+    delimiter = next((d for d in (",", ";", "\t", "|") if d in header), None)
+    if delimiter is None:
+        return
+    with file.open(newline="", encoding="utf-8", errors="replace") as handle:
+        rows = csv.reader(handle, delimiter=delimiter)
+        width = len(next(rows, []))
+        for line, row in enumerate(rows, start=2):
+            if row and len(row) != width:
+                raise ImportError_(
+                    f"{file}:{line}: {len(row)} fields where the header has {width}"
+                    f" ({delimiter!r}-separated); every row needs the header's fields"
+                )
 
 
 def _first_bad(
