@@ -97,6 +97,10 @@ def handled(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _version(value: bool) -> None:
     if value:
         from wannabet import __version__
@@ -408,7 +412,7 @@ def import_csv(
     info = store.run(run_id)
     console.print(
         f"imported {info.transactions:,} rows of {_escape(str(file))} as run {run_id}:"
-        f" {info.conditions} conditions, {info.samples} samples",
+        f" {_count(info.conditions, 'condition')}, {_count(info.samples, 'sample')}",
         highlight=False,
     )
 
@@ -446,8 +450,8 @@ def _imported(store: Store, run_id: int, files: list[Path]) -> None:
         else "aggregates only (no per-transaction data)"
     )
     console.print(
-        f"imported {len(files)} file(s) as run {run_id}: {what}, {info.conditions} conditions,"
-        f" {info.samples} samples",
+        f"imported {_count(len(files), 'file')} as run {run_id}: {what},"
+        f" {_count(info.conditions, 'condition')}, {_count(info.samples, 'sample')}",
         highlight=False,
     )
 

@@ -73,11 +73,13 @@ def compare_table(doc: dict[str, Any]) -> Group:
         clt = c["clt"]
         if clt.get("bet"):
             within = clt["within_sd_range_2"]
-            bets.append(
-                f"  {escape(c['condition'])}: {escape(clt['bet'])}"
+            check = (
                 f" ({within['count']} of {within['n']} observed lie within ±2 sd,"
                 f" {_interval(clt['sd_range_2'])})"
+                if not clt["bet"].startswith("no bet")
+                else ""
             )
+            bets.append(f"  {escape(c['condition'])}: {escape(clt['bet'])}{check}")
     if bets:
         parts.append(Text.from_markup("[bold]Wanna bet?[/bold]\n" + "\n".join(bets)))
     if doc["comparisons"]:
