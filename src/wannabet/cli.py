@@ -224,6 +224,13 @@ def run(
             statistics=statistics,
         )
     _print_summary(store, outcome.run_id, output)
+    for label, message in outcome.failed_conditions:
+        err_console.print(
+            f"[yellow]warning:[/yellow] {_escape(label)}: no transaction succeeded;"
+            f" the first error: {_escape(message)}",
+            highlight=False,
+            soft_wrap=True,
+        )
     if output is Format.table:
         err_console.print(
             f"Stored in {results} as run {outcome.run_id}. "

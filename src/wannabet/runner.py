@@ -76,6 +76,8 @@ class RunOutcome:
     run_id: int
     status: str
     samples: int
+    #: conditions in which no transaction succeeded, with the first error message of each
+    failed_conditions: tuple[tuple[str, str], ...] = ()
 
 
 def with_overrides(
@@ -227,6 +229,8 @@ def run_experiment(
     done = 0
     collector: Collector | None = None
     stopped_by = [int(signal.SIGINT)]  # which signal stopped the run, set by the handler
+    succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
+    first_error: dict[int, str] = {}  # condition index -> its first error, while none succeeded
     try:
         if experiment.setup.sql:
             _execute_all(engine, target, experiment.setup.sql, "setup.sql")
@@ -303,15 +307,17 @@ def run_experiment(
                 ok = result.columns["status"] == 0
                 measured = result.columns["start_ns"] >= row.measure_start_ns
                 observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
-                if ok.size and not ok.any():
-                    # Nothing to compare, and more samples would only fill the results file
-                    # with the same error: stop, keeping what was measured.
-                    first = next(iter(result.error_messages.values()), "no message")
-                    label = conditions[scheduled.condition_index].label
+                index = scheduled.condition_index
+                succeeded[index] = succeeded.get(index, 0) + int(ok.sum())
+                if not succeeded[index] and index not in first_error:
+                    message = next(iter(result.error_messages.values()), "no message")
+                    first_error[index] = redact(message, target.password)
+                if len(succeeded) == len(conditions) and not any(succeeded.values()):
+                    # Every condition has run and not one transaction succeeded: the script
+                    # or the target is broken, and more samples would only repeat the error.
                     raise TargetError(
-                        f"every transaction of sample {done} ({label})"
-                        f" failed, so the run stops: {redact(first, target.password)}; fix the"
-                        " script, the target or the condition"
+                        f"no transaction succeeded in the first sample of any condition, so"
+                        f" the run stops: {first_error[index]}; fix the script or the target"
                     )
                 if sampling.cooldown_s and scheduled is not plan[-1]:
                     interrupt.sleep(sampling.cooldown_s)
@@ -334,7 +340,10 @@ def run_experiment(
         if collector is not None:
             collector.close()
     store.finish_run(run_id, "complete")
-    return RunOutcome(run_id=run_id, status="complete", samples=done)
+    failed = tuple(
+        (conditions[i].label, first_error[i]) for i in sorted(first_error) if not succeeded[i]
+    )
+    return RunOutcome(run_id=run_id, status="complete", samples=done, failed_conditions=failed)
 
 
 #: the signals that stop a run cleanly: Ctrl-C, kill/timeout/systemd, a closed terminal

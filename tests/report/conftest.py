@@ -266,6 +266,10 @@ def sqlite_runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     for key, text in EXPERIMENTS.items():
         spec = work / f"{key}.toml"
         spec.write_text(text)
-        ok("run", str(spec), "--results", str(results), "--format", "json")
+        proc = wannabet("run", str(spec), "--results", str(results), "--format", "json")
+        assert proc.returncode == 0, proc.stderr
+        if key == "zero":  # a condition that fails everything is a finding, with its error
+            assert "warning: query_only=ON: no transaction succeeded" in proc.stderr, proc.stderr
+            assert "readonly" in proc.stderr
         ids[key] = Store(results).run().run_id
     return Runs(results, ids)
