@@ -92,9 +92,11 @@ def test_the_default_target_never_deletes_a_file_wannabet_did_not_make(tmp_path:
     con = sqlite3.connect(theirs)
     assert con.execute("SELECT name FROM sqlite_master").fetchall() == [("precious",)]
     con.close()
-    # wannabet's own default target (as a previous run left it) is reset by the next run.
+    # wannabet's own default target (as a previous run left it) is reset by the next run; the
+    # reset leaves the file to [setup], so that its PRAGMA page_size applies.
     theirs.unlink()
     reset_default_target(theirs)
+    assert not theirs.exists()
     con = sqlite3.connect(theirs)
     con.execute("CREATE TABLE leftover (x)")
     con.commit()

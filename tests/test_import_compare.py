@@ -135,7 +135,7 @@ def test_samples_group_rows_and_a_real_difference_is_found(tmp_path: Path) -> No
         (
             "c;v\na;1,5\nb;2,0\n",
             ("--condition", "c", "--value", "v"),
-            ":2: column 'v': '1,5' has a decimal comma",
+            ":2: column 'v': '1,5' has a comma",
         ),
         (
             "c,v\na,1\nb,2,3\nc,4\n",

@@ -434,7 +434,10 @@ def test_server_commits_match_the_engine_over_tls(
         assert doc["valid"] and doc["warnings"] == [], doc
         pg = doc["postgres"]
         assert pg["engine_commits"] > 0 and pg["commits_check_reliable"] is True
-        assert pg["server_commits"] == pg["engine_commits"], pg
+        # Within the 1%: the server also counts commits of its own workers
+        # (autovacuum on the table the other login just updated); a scan that lost its way
+        # inside TLS would be off by far more.
+        assert abs(pg["server_commits"] - pg["engine_commits"]) <= 0.01 * pg["engine_commits"], pg
         assert pg["waits"]["polls"] > 0 and pg["waits"]["error"] is None
 
 

@@ -90,6 +90,7 @@ class AnalysisError(WannabetError):
 
 
 class Interrupted(WannabetError):
-    """The user stopped the run; finished samples are kept."""
+    """The user (Ctrl-C) or a signal (SIGTERM, SIGHUP) stopped the run; finished samples are
+    kept. The exit code is 128 plus the signal's number: 130, 143 or 129."""
 
     exit_code = 130

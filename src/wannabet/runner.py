@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -110,41 +109,48 @@ def sample_seed(seed: int, position: int) -> int:
     return (seed * 1_000_003 + position * 7_919 + 1) % (2**63)
 
 
-#: SQLite's ``application_id`` of a default target: wannabet made the file, so it may delete it
-DEFAULT_TARGET_ID = 0x77616E6E  # "wann"
+def _marker(path: Path) -> Path:
+    """The file beside a default target that says wannabet made it (named like ``-wal``)."""
+    return path.with_name(path.name + "-wannabet")
 
 
 def reset_default_target(path: Path) -> None:
-    """Start the default SQLite target afresh: delete it, and create it marked as wannabet's.
+    """Start the default SQLite target afresh: delete it if wannabet made it.
 
-    Only a file wannabet made (marked by its ``application_id``) is deleted; any other file at
-    that path is refused, so a user's database that happens to share the name is never lost.
+    Only a file with wannabet's marker beside it is deleted; any other file at that path is
+    refused, so a user's database that happens to share the name is never lost. The new file
+    is left for ``[setup]`` to create, so its ``PRAGMA page_size`` and ``auto_vacuum`` apply.
     """
-    if path.exists():
-        try:
-            con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-            try:
-                (owner,) = con.execute("PRAGMA application_id").fetchone()
-            finally:
-                con.close()
-        except sqlite3.Error:
-            owner = None
-        if owner != DEFAULT_TARGET_ID:
-            raise SpecError(
-                "exists and wannabet did not make it, so it is not deleted as the default"
-                " target; move it away, or name it as the target (target ="
-                f" 'sqlite:///{path}' or --target) to run on its data",
-                file=str(path),
-            )
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            path.with_name(path.name + suffix).unlink(missing_ok=True)
+    marker = _marker(path)
+    if path.exists() and not _made_by_wannabet(path, marker):
+        raise SpecError(
+            "exists and wannabet did not make it, so it is not deleted as the default"
+            f" target; move it away (or delete it if an older wannabet made it), or name it"
+            f" as the target (target = 'sqlite:///{path}' or --target) to run on its data",
+            file=str(path),
+        )
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(path)
+    marker.write_text("pending\n")  # until the file exists and its identity can be recorded
+
+
+def mark_default_target(path: Path) -> None:
+    """Record the default target's identity beside it, once the file exists."""
     try:
-        con.execute(f"PRAGMA application_id = {DEFAULT_TARGET_ID}")
-        con.commit()
-    finally:
-        con.close()
+        info = path.stat()
+    except FileNotFoundError:
+        return
+    _marker(path).write_text(f"{info.st_dev}:{info.st_ino}\n")
+
+
+def _made_by_wannabet(path: Path, marker: Path) -> bool:
+    try:
+        recorded = marker.read_text().strip()
+    except OSError:
+        return False
+    info = path.stat()
+    return recorded in ("pending", f"{info.st_dev}:{info.st_ino}")
 
 
 def run_experiment(
@@ -234,6 +240,8 @@ def run_experiment(
     try:
         if experiment.setup.sql:
             _execute_all(engine, target, experiment.setup.sql, "setup.sql")
+        if fresh_target and target.path is not None:
+            mark_default_target(target.path)
         warmup_ns = int(sampling.warmup_s * 1e9)
         duration_ns = int(sampling.duration_s * 1e9) + warmup_ns if sampling.duration_s else 0
         previous: int | None = None
@@ -309,12 +317,18 @@ def run_experiment(
                 observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
                 index = scheduled.condition_index
                 succeeded[index] = succeeded.get(index, 0) + int(ok.sum())
-                if not succeeded[index] and index not in first_error:
+                failed_now = int((~ok).sum())
+                if not succeeded[index] and failed_now and index not in first_error:
                     message = next(iter(result.error_messages.values()), "no message")
                     first_error[index] = redact(message, target.password)
-                if len(succeeded) == len(conditions) and not any(succeeded.values()):
-                    # Every condition has run and not one transaction succeeded: the script
-                    # or the target is broken, and more samples would only repeat the error.
+                if (
+                    len(succeeded) == len(conditions)
+                    and not any(succeeded.values())
+                    and len(first_error) == len(conditions)
+                ):
+                    # Every condition has run, with failures and not one success (a sample
+                    # without arrivals proves nothing): the script or the target is broken,
+                    # and more samples would only repeat the error.
                     raise TargetError(
                         f"no transaction succeeded in the first sample of any condition, so"
                         f" the run stops: {first_error[index]}; fix the script or the target"
@@ -339,6 +353,8 @@ def run_experiment(
     finally:
         if collector is not None:
             collector.close()
+        if fresh_target and target.path is not None:
+            mark_default_target(target.path)  # made by the first sample when there is no setup
     store.finish_run(run_id, "complete")
     failed = tuple(
         (conditions[i].label, first_error[i]) for i in sorted(first_error) if not succeeded[i]
@@ -390,7 +406,9 @@ def _deferred_interrupt(stopped_by: list[int]) -> Iterator[_Interrupt]:
     if threading.current_thread() is not threading.main_thread():
         yield interrupt  # signal handlers belong to the main thread; leave Ctrl-C as it is
         return
-    previous = {s: signal.signal(s, interrupt.handle) for s in STOP_SIGNALS}
+    # A signal the caller ignores (SIGHUP under nohup) stays ignored.
+    caught = [s for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {s: signal.signal(s, interrupt.handle) for s in caught}
     try:
         yield interrupt
     finally:

@@ -521,5 +521,5 @@ def test_no_interval_from_one_sample_and_no_bet_below_zero():
     assert clt["mean_ci95"] == [None, None] and clt["bet"].startswith("no bet:")
     # Two latencies far apart: the normal prediction interval reaches below zero, so no bet.
     two = compare([per_sample("a", [1.0, 10.0]), per_sample("b", [20.0, 21.0])]).to_dict()
-    assert "reaches below zero" in two["conditions"][0]["clt"]["bet"]
+    assert "reaches below zero; run at least 10" in two["conditions"][0]["clt"]["bet"]
     assert two["conditions"][1]["clt"]["bet"].startswith("9 of the next 10")

@@ -233,11 +233,12 @@ fn client_config(
             let (store, pinned) = load_roots(settings.root.as_deref())?;
             // libpq checks revocation along the whole chain and refuses a
             // certificate no list covers (OpenSSL's CRL_CHECK_ALL), as
-            // webpki's defaults do.
+            // webpki's defaults do; like OpenSSL, an expired list is refused.
             let crls = load_crls(settings.crl.as_deref(), settings.crl_dir.as_deref())?;
             let webpki =
                 WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
                     .with_crls(crls)
+                    .enforce_revocation_expiration()
                     .build()
                     .map_err(|e| format!("TLS set-up failed: {e}"))?;
             Some(Chain {

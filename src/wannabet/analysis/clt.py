@@ -295,10 +295,8 @@ def clt_summary(
     elif p90.low < 0 <= float(np.min(x)):
         # A normal prediction below zero for a quantity that cannot be negative (a latency,
         # a rate): too few samples, or too skewed, for this bet to mean anything.
-        bet = (
-            f"no bet yet: from {n} {what} the 90% prediction interval reaches below zero;"
-            " run at least 10"
-        )
+        why = "run at least 10" if n < 10 else "they are too skewed for a normal bet"
+        bet = f"no bet: from {n} {what} the 90% prediction interval reaches below zero; {why}"
     else:
         bet = bet_sentence(p90, unit=unit, what=what)
     return CLTSummary(

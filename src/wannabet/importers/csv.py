@@ -123,7 +123,7 @@ def _read(
         file,
         f"regexp_full_match({q(value)}, '-?[0-9]+,[0-9]+')",
         value,
-        "has a decimal comma; write numbers with a decimal point (1.5)",
+        "has a comma; write numbers with a decimal point and no thousands separator (1234.5)",
     )
     _first_bad(con, file, f"TRY_CAST({q(value)} AS DOUBLE) IS NULL", value, "is not a number")
     _first_bad(
