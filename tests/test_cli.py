@@ -414,3 +414,30 @@ def test_usage_mistakes_are_one_line() -> None:
     # A group alone still shows its help.
     proc = wannabet("import")
     assert proc.returncode == 2 and "csv" in proc.stdout + proc.stderr
+
+
+def test_a_hangup_ignored_by_nohup_stays_ignored(tmp_path: Path) -> None:
+    results = tmp_path / "r.duckdb"
+    example = str(EXAMPLES / "sqlite-synchronous.toml")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wannabet", "run", example, "--results", str(results), *QUICK],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=plain_env(),
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),  # as nohup does
+    )
+    with proc:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:  # until the sample loop
+            time.sleep(0.1)
+            try:
+                if results.exists() and Store(results).run().samples >= 1:
+                    break
+            except StoreError:  # the writer may hold the file for a moment
+                pass
+        assert proc.poll() is None, "the run ended before the hangup"
+        proc.send_signal(signal.SIGHUP)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert Store(results).run().status == "complete"
