@@ -394,6 +394,7 @@ def test_file_and_option_problems_are_one_line(
          2, "command line: --target:"),
         (("export", "--results", str(results), "--output", str(a_file)), 4, "not a directory"),
         (("export", "--results", str(results), "--run", "1", "--all"), 2, "not both"),
+        (("summary", "--results", str(results), "--run", "99"), 2, "--run 99: no such run"),
     ]  # fmt: skip
     for args, code, fragment in cases:
         proc = wannabet(*args)

@@ -212,6 +212,7 @@ def run(
         err_console,
         sample_seconds=(sampling.duration_s + sampling.warmup_s) if sampling.duration_s else None,
         samples_per_condition=sampling.samples,
+        warmup_s=sampling.warmup_s,
     )
     with display:
         outcome = run_experiment(

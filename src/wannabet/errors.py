@@ -77,6 +77,12 @@ class StoreError(WannabetError):
     exit_code = 4
 
 
+class UnknownRun(StoreError):
+    """A run id the results file does not hold: a command-line mistake (exit 2)."""
+
+    exit_code = 2
+
+
 class ImportError_(WannabetError):
     """A foreign result file is malformed."""
 

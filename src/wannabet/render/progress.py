@@ -32,9 +32,15 @@ class ProgressDisplay:
     """
 
     def __init__(
-        self, console: Console, *, sample_seconds: float | None, samples_per_condition: int
+        self,
+        console: Console,
+        *,
+        sample_seconds: float | None,
+        samples_per_condition: int,
+        warmup_s: float = 0.0,
     ) -> None:
         self.console = console
+        self.warmup_ns = int(warmup_s * 1e9)
         self.sample_seconds = sample_seconds
         self.samples_per_condition = samples_per_condition
         self.progress = Progress(
@@ -122,8 +128,10 @@ class ProgressDisplay:
 
     def _print_line(self, sample: ScheduledSample, result: SampleResult, tps: float) -> None:
         self._finished += 1
-        ok = result.columns["status"] == 0
-        latency_ms = (result.columns["end_ns"][ok] - result.columns["start_ns"][ok]) / 1e6
+        start = result.columns["start_ns"]
+        # As the TPS beside it: successful transactions after the warm-up.
+        ok = (result.columns["status"] == 0) & (start >= result.t0_ns + self.warmup_ns)
+        latency_ms = (result.columns["end_ns"][ok] - start[ok]) / 1e6
         p99 = f"{np.percentile(latency_ms, 99):.2f} ms" if latency_ms.size else "–"
         elapsed = time.monotonic() - self._started
         eta = elapsed / self._finished * (self._total - self._finished)

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from wannabet.engine.base import STATUS_NAMES
-from wannabet.errors import ImportError_, StoreError
+from wannabet.errors import ImportError_, StoreError, UnknownRun
 from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 DEFAULT_RESULTS = "wannabet.duckdb"
@@ -698,7 +698,7 @@ class Store:
                 run_id = int(row[0])
             found = con.execute(_RUN_QUERY + " WHERE r.run_id = ?", [run_id]).fetchone()
             if not found:
-                raise StoreError(f"no run {run_id} in {self.path}; see `wannabet runs`")
+                raise UnknownRun(f"--run {run_id}: no such run in {self.path}; see `wannabet runs`")
             return self._run_info(found)
 
     @staticmethod
