@@ -446,3 +446,17 @@ def test_a_hangup_ignored_by_nohup_stays_ignored(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert Store(results).run().status == "complete"
+
+
+def test_sql_the_database_refuses_is_named_by_its_line(tmp_path: Path) -> None:
+    text = (EXAMPLES / "sqlite-synchronous.toml").read_text()
+    broken = text.replace("UPDATE accounts SET", "UPDATE accounts SETT", 1)
+    assert broken != text
+    line = next(i for i, row in enumerate(broken.splitlines(), 1) if "SETT" in row)
+    spec = tmp_path / "broken.toml"
+    spec.write_text(broken)
+    proc = wannabet("run", str(spec), "--results", str(tmp_path / "r.duckdb"), *QUICK)
+    assert proc.returncode == 3, proc.stderr
+    error = proc.stderr.strip().splitlines()[-1]
+    assert error.startswith(f"error: {spec}:{line}: the database refused statement 1"), error
+    assert "SETT" in error and "fix the SQL" in error

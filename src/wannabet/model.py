@@ -120,6 +120,8 @@ class Transaction:
     name: str
     weight: int
     script: Script
+    #: the experiment file's line of the script's first line (None when not read from a file)
+    script_line: int | None = None
 
 
 OnError = Literal["continue", "abort"]

@@ -14,6 +14,7 @@ The order of events, and why:
 from __future__ import annotations
 
 import dataclasses
+import re
 import signal
 import threading
 import time
@@ -278,6 +279,10 @@ def run_experiment(
                         collector.start(interrupt.interrupted)
                     interrupt.check()
                     result = engine.run_sample(target, request, progress)
+                except QueryError as exc:
+                    if collector is not None:
+                        collector.abandon()
+                    raise _located(exc, experiment) from None
                 except BaseException:
                     if collector is not None:
                         collector.abandon()
@@ -360,6 +365,31 @@ def run_experiment(
         (conditions[i].label, first_error[i]) for i in sorted(first_error) if not succeeded[i]
     )
     return RunOutcome(run_id=run_id, status="complete", samples=done, failed_conditions=failed)
+
+
+_PREPARE_FAILED = re.compile(r"prepare failed for statement (\d+) of transaction '(.*?)': (.*)")
+
+
+def _located(exc: QueryError, experiment: Experiment) -> QueryError:
+    """A statement the database refused to prepare, named by its line in the experiment file."""
+    match = _PREPARE_FAILED.search(str(exc))
+    if match is None:
+        return exc
+    k, name, why = int(match[1]), match[2], match[3]
+    for transaction in experiment.workload.transactions:
+        statements = transaction.script.statements
+        if transaction.name == name and 0 < k <= len(statements):
+            where = experiment.source_path or "<experiment>"
+            if transaction.script_line is not None:
+                where += f":{transaction.script_line + statements[k - 1].line - 1}"
+            located = QueryError(
+                f"{where}: the database refused statement {k} of transaction {name!r}: {why};"
+                " fix the SQL",
+                code=exc.code,
+            )
+            located.index = exc.index
+            return located
+    return exc
 
 
 #: the signals that stop a run cleanly: Ctrl-C, kill/timeout/systemd, a closed terminal

@@ -243,7 +243,10 @@ class _Reader:
             except ScriptError as exc:
                 line = self.locator.value_line(f"{key}.script", exc.line)
                 raise self.fail(f"{key}.script", str(exc), line=line) from None
-            transactions.append(Transaction(name=tname, weight=weight, script=script))
+            start = self.locator.value_line(f"{key}.script", 1)
+            transactions.append(
+                Transaction(name=tname, weight=weight, script=script, script_line=start)
+            )
         rate = data.get("rate")
         if rate is not None and (
             isinstance(rate, bool)
