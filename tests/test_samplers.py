@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -700,6 +701,10 @@ def test_abandon_leaves_no_polling_thread(postgres: ThrowawayPostgres) -> None:
     sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
     try:
         sampler.start()
+        # The thread names itself once it runs; on a loaded machine that is a moment later.
+        deadline = time.monotonic() + 10
+        while not _waits_threads() and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert len(_waits_threads()) == 1
         sampler.abandon()
         assert _waits_threads() == []
