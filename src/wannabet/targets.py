@@ -223,12 +223,7 @@ def _one_server(url: str, key: str) -> str:
             " name one host and one port",
             key=key,
         )
-    if hostport.startswith("["):
-        host, _, rest = hostport[1:].partition("]")
-        port = rest.removeprefix(":")
-    else:
-        host, _, port = hostport.partition(":")
-    host, port = unquote(host), unquote(port)
+    host, port = _netloc_host_port(parts.netloc)
     host = next(iter(named("host")), host)
     port = next(iter(named("port")), port)
     if port and not port.isdigit():
@@ -253,9 +248,10 @@ def host_port(url: str) -> tuple[str, int]:
     """
     parts = urlsplit(url)
     query = _params(parts.query)
-    host = (query.get("host") or [""])[-1] or _raw_host(parts.netloc) or "localhost"
+    netloc_host, netloc_port = _netloc_host_port(parts.netloc)
+    host = (query.get("host") or [""])[-1] or netloc_host or "localhost"
     try:
-        port = int((query.get("port") or [""])[-1] or parts.port or 5432)
+        port = int((query.get("port") or [""])[-1] or netloc_port or 5432)
     except ValueError:
         port = 5432
     return host, port
@@ -271,12 +267,16 @@ def _params(query: str) -> dict[str, list[str]]:
     return out
 
 
-def _raw_host(netloc: str) -> str:
-    """The host as written (``urlsplit`` lowercases it; libpq compares it as written)."""
-    host = netloc.rsplit("@", 1)[-1]
-    if host.startswith("["):
-        return unquote(host[1:].split("]", 1)[0])
-    return unquote(host.split(":", 1)[0])
+def _netloc_host_port(netloc: str) -> tuple[str, str]:
+    """The host (as written: ``urlsplit`` lowercases it, libpq compares it as written) and the
+    port text before the path; ``[...]`` around an IPv6 address removed, ``%XX`` decoded."""
+    hostport = netloc.rpartition("@")[2]
+    if hostport.startswith("["):
+        host, _, rest = hostport[1:].partition("]")
+        port = rest.removeprefix(":")
+    else:
+        host, _, port = hostport.partition(":")
+    return unquote(host), unquote(port)
 
 
 def _pgpass_fields(line: str) -> list[str]:
