@@ -322,15 +322,11 @@ def run_experiment(
                 observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
                 index = scheduled.condition_index
                 succeeded[index] = succeeded.get(index, 0) + int(ok.sum())
-                failed_now = int((~ok).sum())
-                if not succeeded[index] and failed_now and index not in first_error:
+                # No success so far and transactions in this sample: they all failed.
+                if not succeeded[index] and ok.size and index not in first_error:
                     message = next(iter(result.error_messages.values()), "no message")
                     first_error[index] = redact(message, target.password)
-                if (
-                    len(succeeded) == len(conditions)
-                    and not any(succeeded.values())
-                    and len(first_error) == len(conditions)
-                ):
+                if len(first_error) == len(conditions) and not any(succeeded.values()):
                     # Every condition has run, with failures and not one success (a sample
                     # without arrivals proves nothing): the script or the target is broken,
                     # and more samples would only repeat the error.
