@@ -617,6 +617,14 @@ mod tests {
         Ok((url, settings.load()?))
     }
 
+    /// The error of a URL that must be refused.
+    fn refusal(url: &str) -> String {
+        match tls_of(url) {
+            Ok(_) => panic!("{url} was accepted"),
+            Err(e) => e,
+        }
+    }
+
     #[test]
     fn tls_keys_are_taken_out_of_the_url() {
         let (url, tls) = tls_of("postgresql://u:p@h/db?application_name=x").unwrap();
@@ -637,45 +645,31 @@ mod tests {
 
     #[test]
     fn bad_tls_settings_are_explained_without_the_url() {
-        let e = tls_of("postgresql://u:secret@h/db?sslmode=maybe")
-            .err()
-            .unwrap();
+        let e = refusal("postgresql://u:secret@h/db?sslmode=maybe");
         assert!(
             e.contains("unknown sslmode") && !e.contains("secret"),
             "{e}"
         );
-        let e = tls_of("postgresql://u:secret@h/db?sslcert=/no/such.crt&sslkey=/k")
-            .err()
-            .unwrap();
+        let e = refusal("postgresql://u:secret@h/db?sslcert=/no/such.crt&sslkey=/k");
         assert!(
             e.contains("sslcert /no/such.crt") && !e.contains("secret"),
             "{e}"
         );
-        let e = tls_of("postgresql://u:secret@h/db?sslpassword=x")
-            .err()
-            .unwrap();
+        let e = refusal("postgresql://u:secret@h/db?sslpassword=x");
         assert!(
             e.contains("sslpassword is not supported") && !e.contains("secret"),
             "{e}"
         );
         // Not used without TLS, so not refused there (as libpq ignores it).
         assert!(tls_of("postgresql://h/db?sslmode=disable&sslpassword=x").is_ok());
-        let e = tls_of("postgresql://h/db?sslmode=verify-full&sslrootcert=system&sslcrl=/no.crl")
-            .err()
-            .unwrap();
+        let e = refusal("postgresql://h/db?sslmode=verify-full&sslrootcert=system&sslcrl=/no.crl");
         assert!(e.contains("sslcrl /no.crl"), "{e}");
-        let e = tls_of("postgresql://h/db?sslmode=verify-full&sslrootcert=/no/such")
-            .err()
-            .unwrap();
+        let e = refusal("postgresql://h/db?sslmode=verify-full&sslrootcert=/no/such");
         assert!(e.contains("sslrootcert /no/such"), "{e}");
         // require with a root certificate checks the chain, as in libpq.
-        let e = tls_of("postgresql://h/db?sslmode=require&sslrootcert=/no/such")
-            .err()
-            .unwrap();
+        let e = refusal("postgresql://h/db?sslmode=require&sslrootcert=/no/such");
         assert!(e.contains("sslrootcert /no/such"), "{e}");
-        let e = tls_of("postgresql://h/db?sslmode=require&sslrootcert=system")
-            .err()
-            .unwrap();
+        let e = refusal("postgresql://h/db?sslmode=require&sslrootcert=system");
         assert!(e.contains("needs sslmode=verify-full"), "{e}");
     }
 }
