@@ -61,7 +61,6 @@ class ProgressDisplay:
         self.live = console.is_terminal
         self._started = time.monotonic()
         self._total = 0
-        self._finished = 0
         self._labels: dict[int, str] = {}
 
     def __enter__(self) -> ProgressDisplay:
@@ -127,18 +126,18 @@ class ProgressDisplay:
             self._print_line(sample, result, tps)
 
     def _print_line(self, sample: ScheduledSample, result: SampleResult, tps: float) -> None:
-        self._finished += 1
+        finished = sum(self.done_per_condition.values())
         start = result.columns["start_ns"]
         # As the TPS beside it: successful transactions after the warm-up.
         ok = (result.columns["status"] == 0) & (start >= result.t0_ns + self.warmup_ns)
         latency_ms = (result.columns["end_ns"][ok] - start[ok]) / 1e6
         p99 = f"{np.percentile(latency_ms, 99):.2f} ms" if latency_ms.size else "–"
         elapsed = time.monotonic() - self._started
-        eta = elapsed / self._finished * (self._total - self._finished)
+        eta = elapsed / finished * (self._total - finished)
         k = self.done_per_condition[sample.condition_index]
         label = escape(self._labels.get(sample.condition_index, "?"))
         self.console.print(
-            f"[{self._finished}/{self._total}] {label} · sample {k}/{self.samples_per_condition}:"
+            f"[{finished}/{self._total}] {label} · sample {k}/{self.samples_per_condition}:"
             f" {tps:,.0f} TPS, p99 {p99}, elapsed {_clock(elapsed)}, ETA {_clock(eta)}",
             highlight=False,
             soft_wrap=True,
