@@ -274,15 +274,6 @@ def _invocations(files: Sequence[Path], rule: ConditionRule) -> tuple[list[int],
     return group_of, labels
 
 
-def _read_error(file: Path, exc: duckdb.Error, expected: str) -> ImportError_:
-    text = str(exc)
-    m = re.search(r"[Ll]ine:?\s*(\d+)", text)
-    detail = text.strip().splitlines()[0]
-    if m:
-        return bad(file, int(m.group(1)), expected)
-    return bad(file, None, f"{expected} ({detail})")
-
-
 def _transactions(
     con: duckdb.DuckDBPyConnection,
     files: Sequence[Path],
