@@ -453,8 +453,7 @@ def _imported(store: Store, run_id: int, files: list[Path]) -> None:
     info = store.run(run_id)
     what = (
         f"{info.transactions:,} transactions"
-        if not (info.settings or {}).get("aggregates_only")
-        and (info.settings or {}).get("log") != "aggregate"
+        if not info.aggregates_only
         else "aggregates only (no per-transaction data)"
     )
     console.print(

@@ -45,6 +45,7 @@ from wannabet.importers._common import (
     read_text,
     sha256,
 )
+from wannabet.store.schema import LATENCY_MS
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
 from wannabet.version import tool_version
 
@@ -411,7 +412,7 @@ def _transactions(
         "SELECT count(*) FILTER (WHERE status = 'ok'),"
         " count(*) FILTER (WHERE status IN ('error', 'serialization', 'deadlock')),"
         " count(*) FILTER (WHERE status = 'skipped'),"
-        " avg((end_ns - intended_start_ns) / 1e6) FILTER (WHERE status = 'ok'),"
+        f" avg({LATENCY_MS}) FILTER (WHERE status = 'ok'),"
         " max(script_no), count(*)"
         " FROM t"
     ).fetchone()
