@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from wannabet.engine import STATUS_NAMES
 from wannabet.errors import StoreError
-from wannabet.store import ConditionRow, SampleRow, Store
-from wannabet.store.schema import SCHEMA_VERSION
+from wannabet.store import ConditionRow, SampleRow, Store, queries
+from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 def make_run(store: Store) -> int:
@@ -181,3 +181,81 @@ def test_export(results: Path, tmp_path: Path, fmt: str) -> None:
         assert pq.read_table(txn).num_rows == 100
     else:
         assert len(txn.read_text().strip().splitlines()) == 101
+
+
+def test_read_only_store_reads_and_refuses_writes(results: Path) -> None:
+    store = Store(results)
+    run_id = make_run(store)
+    cols = columns(300, seed=5)
+    store.add_sample(run_id, SampleRow(0, 0, 0, 0, 0, 0, int(cols["end_ns"].max()), 0.0), cols)
+    before = results.read_bytes()
+    reader = Store(results, read_only=True)
+    assert [r.run_id for r in reader.runs()] == [run_id]
+    assert reader.condition_summaries(run_id)[0].transactions == 300
+    with reader.read() as con:
+        got = queries.transaction_latencies(con, run_id)
+        # No download, ever: extensions are neither installed nor loaded on demand.
+        assert con.execute("SELECT current_setting('autoload_known_extensions')").fetchone() == (
+            False,
+        )
+        assert con.execute("SELECT current_setting('autoinstall_known_extensions')").fetchone() == (
+            False,
+        )
+        with pytest.raises(duckdb.Error):
+            con.execute("DELETE FROM runs")
+    # Stored in start order; latency from the intended start.
+    order = np.argsort(cols["start_ns"], kind="stable")
+    ok = (cols["status"] == 0)[order]
+    want = (cols["end_ns"] - cols["intended_start_ns"])[order][ok] / 1e6
+    np.testing.assert_allclose(got.latency_ms, want)
+    for write in (
+        lambda: reader.finish_run(run_id, "complete"),
+        lambda: reader.create_run(name="x", kind="run"),
+    ):
+        with pytest.raises(StoreError, match="read-only"):
+            write()
+    assert results.read_bytes() == before
+
+
+def test_read_only_store_migrates_an_older_file_first(results: Path) -> None:
+    con = duckdb.connect(str(results))
+    con.execute(
+        "CREATE TABLE schema_version"
+        " (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL, note VARCHAR)"
+    )
+    for sql in MIGRATIONS[0][2]:
+        con.execute(sql)
+    con.execute("INSERT INTO schema_version VALUES (1, now(), 'initial schema')")
+    con.close()
+    reader = Store(results, read_only=True)
+    assert reader.runs() == []
+    assert reader.schema_version() == SCHEMA_VERSION
+
+
+def test_read_only_store_refuses_a_newer_schema(results: Path) -> None:
+    make_run(Store(results))
+    con = duckdb.connect(str(results))
+    con.execute("INSERT INTO schema_version VALUES (999, now(), 'future')")
+    con.close()
+    with pytest.raises(StoreError, match="newer than this wannabet"):
+        Store(results, read_only=True).runs()
+
+
+@pytest.mark.parametrize(
+    ("settings", "aggregates_only", "timed", "log"),
+    [
+        ({}, False, True, None),
+        ({"format": "swingbench", "aggregates_only": True}, True, True, None),
+        ({"format": "pgbench", "log": "aggregate"}, True, True, "aggregate"),
+        ({"format": "pgbench", "log": "transactions"}, False, True, "transactions"),
+        ({"format": "hyperfine", "timed": False}, False, False, None),
+    ],
+)
+def test_run_flags_come_from_the_settings(
+    results: Path, settings: dict[str, object], aggregates_only: bool, timed: bool, log: str | None
+) -> None:
+    store = Store(results)
+    run_id = store.create_run(name="flags", kind="import", settings=settings)
+    info = Store(results, read_only=True).run(run_id)
+    assert (info.aggregates_only, info.timed, info.log) == (aggregates_only, timed, log)
+    assert info.format == settings.get("format")

@@ -253,7 +253,9 @@ def summary(
     ] = "commit",
 ) -> None:
     """Per-condition transactions, errors, TPS and latency of a run."""
-    _print_summary(Store(results), run_id, output, include_warmup=include_warmup, unit=unit)
+    _print_summary(
+        Store(results, read_only=True), run_id, output, include_warmup=include_warmup, unit=unit
+    )
 
 
 def _print_summary(
@@ -311,7 +313,7 @@ def list_runs(
     """List the runs in the results file."""
     from wannabet.render import runs as render
 
-    runs = Store(results).runs()
+    runs = Store(results, read_only=True).runs()
     if output is Format.json:
         sys.stdout.write(render.runs_json(runs) + "\n")
     elif output is Format.csv:
@@ -340,7 +342,7 @@ def export(
     """Write a run's tables (runs, conditions, samples, transactions) as Parquet or CSV files."""
     if all_runs and run_id is not None:
         raise SpecError("give --run ID or --all, not both", key="--all", file="command line")
-    store = Store(results)
+    store = Store(results, read_only=True)
     chosen = None if all_runs else store.run(run_id).run_id
     for path in store.export(chosen, directory, output.value):
         console.print(str(path), highlight=False)
@@ -453,8 +455,7 @@ def _imported(store: Store, run_id: int, files: list[Path]) -> None:
     info = store.run(run_id)
     what = (
         f"{info.transactions:,} transactions"
-        if not (info.settings or {}).get("aggregates_only")
-        and (info.settings or {}).get("log") != "aggregate"
+        if not info.aggregates_only
         else "aggregates only (no per-transaction data)"
     )
     console.print(
@@ -656,7 +657,7 @@ def compare(
             if value is not None and not value > 0:
                 raise SpecError("must be a positive number", key=flag, file="command line")
         options = bayes_options(
-            Store(results),
+            Store(results, read_only=True),
             run_ids or (),
             model=None if bayes_model is None else bayes_model.value,
             hdi_prob=hdi,
@@ -666,7 +667,7 @@ def compare(
             seed=seed,
         )
     doc = compare_runs(
-        Store(results),
+        Store(results, read_only=True),
         run_ids or (),
         baseline=baseline,
         metric=metric.value,
@@ -742,7 +743,7 @@ def report(
 
         # The experiment file's [bayes] table applies here as it does to compare.
         bayes_settings = bayes_options(
-            Store(results),
+            Store(results, read_only=True),
             run_ids or (),
             model=None if bayes_model is None else bayes_model.value,
             seed=seed,
@@ -755,7 +756,7 @@ def report(
             file="command line",
         )
     built = build_report(
-        Store(results),
+        Store(results, read_only=True),
         run_ids or (),
         ReportOptions(
             baseline=baseline,

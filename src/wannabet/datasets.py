@@ -1,7 +1,7 @@
 """A stored run as analysis input: one :class:`~wannabet.analysis.Observations` per condition.
 
-The heavy lifting stays in DuckDB: rows come out already filtered and ordered, as numpy columns,
-so a million transactions never pass through a Python loop.
+The heavy lifting stays in DuckDB (:mod:`wannabet.store.queries`): rows come out already filtered
+and ordered, as numpy columns, so a million transactions never pass through a Python loop.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 
 from wannabet.analysis import Observations
 from wannabet.errors import AnalysisError
-from wannabet.store import RunInfo, Store
+from wannabet.store import RunInfo, Store, queries
 
 
 def load_observations(
@@ -36,16 +36,13 @@ def load_observations(
     conditions = store.conditions(run_id)
     if not conditions:
         raise AnalysisError(f"run {run_id} has no conditions to compare")
-    settings = run.settings or {}
-    if metric == "latency" and (
-        settings.get("aggregates_only") or settings.get("log") == "aggregate"
-    ):
+    if metric == "latency" and run.aggregates_only:
         raise AnalysisError(
             f"run {run_id} was imported from a file that holds only aggregates, not one latency"
             " per transaction; compare --metric throughput (one value per interval) instead"
         )
     # Imports without a time column have no real timestamps: no per-period breakdowns then.
-    timed = bool(settings.get("timed", True))
+    timed = run.timed
     if metric == "throughput" and not timed:
         raise AnalysisError(
             f"run {run_id} was imported without a time column, so it has no throughput;"
@@ -53,50 +50,32 @@ def load_observations(
         )
     with store.read() as con:
         if metric == "throughput":
-            rows = con.execute(
-                "SELECT condition_id, position, tps FROM samples"
-                " WHERE run_id = ? AND tps IS NOT NULL ORDER BY condition_id, position",
-                [run_id],
-            ).fetchnumpy()
-            cond = np.asarray(rows["condition_id"])
-            values = np.asarray(rows["tps"], dtype=np.float64)
-            sample = np.asarray(rows["position"], dtype=np.int64)
+            tps = queries.sample_tps(con, run_id)
+            cond = tps.condition_id
+            values = tps.tps
+            sample = tps.position
             session = None
             time_s = None
         else:
-            warm = "" if include_warmup else "AND NOT warmup"
-            # A filtered scan keeps insertion order (DuckDB's preserve_insertion_order), which
-            # is run order and, within a sample, start order: no sort of millions of rows.
-            rows = con.execute(
-                f"""
-                SELECT sample_id, session, (end_ns - intended_start_ns) / 1e6 AS latency_ms,
-                       start_ns
-                FROM transactions WHERE run_id = ? AND status = 'ok' {warm}
-                """,
-                [run_id],
-            ).fetchnumpy()
-            layout = con.execute(
-                "SELECT sample_id, condition_id, position FROM samples WHERE run_id = ?"
-                " ORDER BY sample_id",
-                [run_id],
-            ).fetchnumpy()
-            sample_ids = np.asarray(layout["sample_id"], dtype=np.int64)
-            index = np.searchsorted(sample_ids, np.asarray(rows["sample_id"], dtype=np.int64))
-            sample = np.asarray(layout["position"], dtype=np.int64)[index]
-            start = np.asarray(rows["start_ns"], dtype=np.int64)
+            # Rows come in run order and, within a sample, start order (see the query).
+            rows = queries.transaction_latencies(con, run_id, include_warmup=include_warmup)
+            layout = queries.sample_layout(con, run_id)
+            index = np.searchsorted(layout.sample_id, rows.sample_id)
+            sample = layout.position[index]
+            start = rows.start_ns
             if np.any(np.diff(sample) < 0):
                 # Not written in run order (e.g. appended imports): sort the honest way.
                 by = np.lexsort((start, sample))
             else:
                 by = np.arange(sample.size)
-            cond_unsorted = np.asarray(layout["condition_id"], dtype=np.int64)[index][by]
+            cond_unsorted = layout.condition_id[index][by]
             # A stable sort by condition keeps run and time order inside each condition.
             regroup = np.argsort(cond_unsorted, kind="stable")
             by = by[regroup]
             cond = cond_unsorted[regroup]
             sample = sample[by]
-            values = np.asarray(rows["latency_ms"], dtype=np.float64)[by]
-            session = np.asarray(rows["session"], dtype=np.int64)[by]
+            values = rows.latency_ms[by]
+            session = rows.session[by]
             start = start[by]
             time_s = (start - start.min()) / 1e9 if timed and start.size else None
     # Rows are sorted by condition, so each condition is one contiguous slice.

@@ -158,13 +158,10 @@ def bayes_options(
     """Options of ``compare --bayes``: the ``[bayes]`` table of the (first) run's experiment
     file, overridden by every argument that is not None, then the built-in defaults."""
     run = store.run(run_ids[0] if run_ids else None)
-    with store.read() as con:
-        row = con.execute(
-            "SELECT spec_text, source FROM runs WHERE run_id = ?", [run.run_id]
-        ).fetchone()
+    spec = store.run_spec(run.run_id)
     from_file: dict[str, Any] = {}
-    if row is not None and row[0]:
-        from_file = parse_bayes_settings(row[0], file=row[1] or f"run {run.run_id}")
+    if spec is not None and spec.spec_text:
+        from_file = parse_bayes_settings(spec.spec_text, file=spec.source or f"run {run.run_id}")
     given = {
         "model": model,
         "hdi": hdi_prob,

@@ -45,6 +45,7 @@ from wannabet.importers._common import (
     read_text,
     sha256,
 )
+from wannabet.store.schema import LATENCY_MS
 from wannabet.store.store import ImportBatch, ImportedFile, ImportedSample, Store
 from wannabet.version import tool_version
 
@@ -274,15 +275,6 @@ def _invocations(files: Sequence[Path], rule: ConditionRule) -> tuple[list[int],
     return group_of, labels
 
 
-def _read_error(file: Path, exc: duckdb.Error, expected: str) -> ImportError_:
-    text = str(exc)
-    m = re.search(r"[Ll]ine:?\s*(\d+)", text)
-    detail = text.strip().splitlines()[0]
-    if m:
-        return bad(file, int(m.group(1)), expected)
-    return bad(file, None, f"{expected} ({detail})")
-
-
 def _transactions(
     con: duckdb.DuckDBPyConnection,
     files: Sequence[Path],
@@ -420,7 +412,7 @@ def _transactions(
         "SELECT count(*) FILTER (WHERE status = 'ok'),"
         " count(*) FILTER (WHERE status IN ('error', 'serialization', 'deadlock')),"
         " count(*) FILTER (WHERE status = 'skipped'),"
-        " avg((end_ns - intended_start_ns) / 1e6) FILTER (WHERE status = 'ok'),"
+        f" avg({LATENCY_MS}) FILTER (WHERE status = 'ok'),"
         " max(script_no), count(*)"
         " FROM t"
     ).fetchone()

@@ -11,6 +11,23 @@ History (never edit a released migration; add a new one):
 
 from __future__ import annotations
 
+
+def latency_ms(table: str = "") -> str:
+    """The SQL expression of a transaction's latency in ms; ``table`` qualifies its columns.
+
+    Latency runs from the *intended* start, not the actual one: under a fixed arrival rate a
+    transaction that waited for a free session waited on the system too (coordinated omission).
+    This is the one definition: every query and the ``transaction_latency`` view use it. Changing
+    it changes new files only; existing files keep the view they were created with, so a change
+    needs a migration that recreates the view.
+    """
+    prefix = f"{table}." if table else ""
+    return f"({prefix}end_ns - {prefix}intended_start_ns) / 1e6"
+
+
+#: The latency in ms of a row of ``transactions`` (or of a table with the same two columns).
+LATENCY_MS = latency_ms()
+
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (
         1,
@@ -98,12 +115,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 warmup            BOOLEAN NOT NULL
             )
             """,
-            """
+            f"""
             CREATE VIEW transaction_latency AS
             SELECT t.run_id, t.sample_id, s.condition_id, c.label AS condition, s.block,
                    t.session, tt.name AS txn_type, t.status, t.error_code, t.retries, t.warmup,
                    t.start_ns,
-                   (t.end_ns - t.intended_start_ns) / 1e6 AS latency_ms
+                   {latency_ms("t")} AS latency_ms
             FROM transactions t
             JOIN samples s USING (run_id, sample_id)
             JOIN conditions c ON c.run_id = s.run_id AND c.condition_id = s.condition_id

@@ -25,10 +25,17 @@ import pyarrow as pa
 
 from wannabet.engine.base import STATUS_NAMES
 from wannabet.errors import ImportError_, StoreError, UnknownRun
-from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION
+from wannabet.store import queries
+from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION, latency_ms
 
 DEFAULT_RESULTS = "wannabet.duckdb"
 _LOCK_WAIT_S = 10.0
+#: Every connection to a results file: a file (or a query over it) never makes DuckDB download
+#: or load an extension behind the user's back.
+_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +76,37 @@ class RunInfo:
             "settings": dict(self.settings or {}),
             "environment": dict(self.environment or {}),
         }
+
+    # The settings JSON is written by the runner and the importers; these properties are the one
+    # place that knows its keys and their defaults.
+
+    @property
+    def log(self) -> str | None:
+        """What a pgbench import was read from: ``"transactions"`` (per-transaction log) or
+        ``"aggregate"`` (``--aggregate-interval`` log); None for other runs."""
+        value = (self.settings or {}).get("log")
+        return None if value is None else str(value)
+
+    @property
+    def aggregates_only(self) -> bool:
+        """Whether the run holds only aggregates, not one latency per transaction (Swingbench,
+        sysbench, pgbench's aggregate log)."""
+        return bool((self.settings or {}).get("aggregates_only") or self.log == "aggregate")
+
+    @property
+    def timed(self) -> bool:
+        """Whether the run's transactions carry real start times.
+
+        Imports without a time column (hyperfine, CSV without ``--time``) store ``timed =
+        false`` and a start time of 0 for every transaction; runs and other imports are timed.
+        """
+        return bool((self.settings or {}).get("timed", True))
+
+    @property
+    def format(self) -> str | None:
+        """The foreign format an import was read from (``pgbench``, ``csv``...); None for runs."""
+        value = (self.settings or {}).get("format")
+        return None if value is None else str(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,10 +233,19 @@ class ImportBatch:
 
 
 class Store:
-    """The results file. Cheap to create; each method opens the file only as long as it needs."""
+    """The results file. Cheap to create; each method opens the file only as long as it needs.
 
-    def __init__(self, path: str | Path = DEFAULT_RESULTS) -> None:
+    ``read_only`` opens it read-only, for commands that only read (compare, report, summary,
+    runs, export): several of them can then read the file at once, a file the user cannot write
+    can be read, and no reader can change it. Writing methods refuse then. A file whose schema is
+    older than this wannabet is still migrated first, in a short read-write open, as any reader
+    did before. One process should not hold a read-only and a read-write connection to the same
+    file at the same time (DuckDB refuses the second); nothing in wannabet does.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_RESULTS, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -221,17 +268,57 @@ class Store:
             )
 
     @contextmanager
-    def _connect(self, *, create: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _connect(
+        self, *, create: bool = False, write: bool = False
+    ) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection for one method: read-only when the store is and the method only reads.
+
+        ``write`` marks the methods that write: they refuse on a read-only store.
+        """
+        if (create or write) and self.read_only:
+            raise StoreError(f"{self.path} was opened read-only; this command cannot write to it")
         if not create and not self.path.exists():
             raise StoreError(
                 f"no results file at {self.path}; run `wannabet run FILE` first or pass --results"
             )
         if create and not self.path.exists():
             self.check_writable()
+        if not self.read_only:
+            with self._open(read_only=False) as con:
+                self._migrate(con)
+                yield con
+            return
+        with self._open(read_only=True) as con:
+            current = self._version(con)
+            if current is not None and current >= SCHEMA_VERSION:
+                self._check_version(current)
+                yield con
+                return
+        # An older file (or one without a schema yet): a reader migrated it before, and still
+        # does, in a short read-write open; the read itself then opens read-only.
+        with self._open(read_only=False) as con:
+            self._migrate(con)
+        with self._open(read_only=True) as con:
+            yield con
+
+    @staticmethod
+    def _version(con: duckdb.DuckDBPyConnection) -> int | None:
+        """The file's schema version; None when it has no ``schema_version`` table."""
+        found = con.execute(
+            "SELECT count(*) FROM information_schema.tables"
+            " WHERE table_schema = 'main' AND table_name = 'schema_version'"
+        ).fetchone()
+        if not found or not found[0]:
+            return None
+        row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    @contextmanager
+    def _open(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
         deadline = time.monotonic() + _LOCK_WAIT_S
         while True:
             try:
-                con = duckdb.connect(str(self.path))
+                con = duckdb.connect(str(self.path), read_only=read_only, config=_CONFIG)
                 break
             except duckdb.IOException as exc:
                 if "lock" in str(exc).lower() and time.monotonic() < deadline:
@@ -243,7 +330,6 @@ class Store:
                     f"{self.path} is not a wannabet results file: {_first_line(exc)}"
                 ) from None
         try:
-            self._migrate(con)
             yield con
         except duckdb.Error as exc:
             raise StoreError(f"{self.path}: {_first_line(exc)}") from exc
@@ -257,11 +343,7 @@ class Store:
         )
         row = con.execute("SELECT max(version) FROM schema_version").fetchone()
         current = row[0] if row and row[0] is not None else 0
-        if current > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} has schema version {current}, newer than this wannabet"
-                f" ({SCHEMA_VERSION}); upgrade wannabet"
-            )
+        self._check_version(current)
         for version, note, statements in MIGRATIONS:
             if version <= current:
                 continue
@@ -270,6 +352,13 @@ class Store:
                 con.execute(sql)
             con.execute("INSERT INTO schema_version VALUES (?, now(), ?)", [version, note])
             con.execute("COMMIT")
+
+    def _check_version(self, current: int) -> None:
+        if current > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {current}, newer than this wannabet"
+                f" ({SCHEMA_VERSION}); upgrade wannabet"
+            )
 
     def schema_version(self) -> int:
         with self._connect() as con:
@@ -601,7 +690,7 @@ class Store:
                 "warmup": warmup,
             }
         )
-        with self._connect() as con:
+        with self._connect(write=True) as con:
             con.execute("BEGIN")
             self._insert_sample(
                 con,
@@ -655,7 +744,7 @@ class Store:
         )
 
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
-        with self._connect() as con:
+        with self._connect(write=True) as con:
             con.execute(
                 "UPDATE runs SET status = ?, ended_at = now(), message = ? WHERE run_id = ?",
                 [status, message, run_id],
@@ -760,7 +849,7 @@ class Store:
                 f"""
                 WITH lat AS (
                     SELECT s.condition_id,
-                           (t.end_ns - t.intended_start_ns) / 1e6 AS ms, t.status
+                           {latency_ms("t")} AS ms, t.status
                     FROM transactions t JOIN samples s USING (run_id, sample_id)
                     WHERE t.run_id = ? {warm}
                 ),
@@ -857,9 +946,17 @@ class Store:
                 written.append(path)
         return written
 
+    def run_spec(self, run_id: int) -> queries.RunSpec | None:
+        """The experiment file ``run_id`` was started from (text and path); None if no run."""
+        with self._connect() as con:
+            return queries.run_spec(con, run_id)
+
     @contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection for analyses that query the tables directly."""
+        """A connection for the functions of :mod:`wannabet.store.queries` (and for tests).
+
+        Code outside ``store/`` passes it to those functions and writes no SQL of its own.
+        """
         with self._connect() as con:
             yield con
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import stats
 
 from wannabet.store import RunInfo, Store
+from wannabet.store.queries import LatencyScan, condition_counts, sample_mean_latencies
 
 #: Most latencies per condition fed to the kernel density estimate.
 KDE_SUBSAMPLE = 4000
@@ -119,27 +120,13 @@ class ReportData:
 
 
 def aggregate_only(run: RunInfo) -> bool:
-    s = run.settings or {}
-    return bool(s.get("aggregates_only") or s.get("log") == "aggregate")
+    """:attr:`RunInfo.aggregates_only`, kept for the report's callers."""
+    return run.aggregates_only
 
 
 def timed(run: RunInfo) -> bool:
-    """Whether the run's transactions carry real start times.
-
-    Imports without a time column (hyperfine, CSV without ``--time``) store ``timed = false``
-    and a start time of 0 for every transaction, as :mod:`wannabet.datasets` reads them.
-    """
-    return bool((run.settings or {}).get("timed", True))
-
-
-def _latency_sql(include_warmup: bool) -> str:
-    warm = "" if include_warmup else "AND NOT t.warmup"
-    return f"""
-        SELECT s.condition_id, t.sample_id, t.session, t.start_ns,
-               greatest((t.end_ns - t.intended_start_ns) / 1e6, 0) AS ms
-        FROM transactions t JOIN samples s USING (run_id, sample_id)
-        WHERE t.run_id = ? AND t.status = 'ok' {warm}
-    """
+    """:attr:`RunInfo.timed`: whether the run's transactions carry real start times."""
+    return run.timed
 
 
 def _edges(lo: float, hi: float, n: int) -> tuple[float, ...]:
@@ -178,21 +165,20 @@ def load_report_data(
     seed : int
         Seed of the subsample for the density estimate.
     """
-    per_tx = any(not aggregate_only(r) and r.transactions > 0 for r in runs)
-    with_time = all(timed(r) for r in runs)
-    sql = _latency_sql(include_warmup)
+    per_tx = any(not r.aggregates_only and r.transactions > 0 for r in runs)
+    with_time = all(r.timed for r in runs)
     axes = None
     with store.read() as con:
+
+        def scan(run_id: int) -> LatencyScan:
+            return LatencyScan(con, run_id, include_warmup, LOG_FLOOR_MS)
+
         if per_tx:
             ranges = []
             for r in runs:
-                row = con.execute(
-                    f"SELECT min(ms) FILTER (WHERE ms > 0), max(ms), quantile_cont(ms, 0.99)"
-                    f" FROM ({sql})",
-                    [r.run_id],
-                ).fetchone()
-                if row is not None and row[1] is not None:
-                    ranges.append(row)
+                found = scan(r.run_id).range()
+                if found is not None:
+                    ranges.append(found)
             if ranges:
                 lo = math.log10(max(min(x[0] or LOG_FLOOR_MS for x in ranges), LOG_FLOOR_MS))
                 hi = math.log10(max(max(x[1] for x in ranges), LOG_FLOOR_MS))
@@ -210,7 +196,7 @@ def load_report_data(
         conditions: list[ConditionData] = []
         for r, run_labels in zip(runs, labels, strict=True):
             conditions += _run_conditions(
-                con, store, r, run_labels, axes, sql, metric, include_warmup, seed
+                con, store, r, run_labels, axes, scan(r.run_id), metric, include_warmup, seed
             )
     return ReportData(
         tuple(runs), tuple(conditions), axes, per_tx and axes is not None, timed=with_time
@@ -223,7 +209,7 @@ def _run_conditions(
     run: RunInfo,
     labels: Sequence[str],
     axes: Axes | None,
-    sql: str,
+    scan: LatencyScan,
     metric: str,
     include_warmup: bool,
     seed: int,
@@ -232,31 +218,12 @@ def _run_conditions(
     rows = store.conditions(rid)
     if len(rows) != len(labels):
         raise ValueError(f"run {rid} has {len(rows)} conditions, {len(labels)} labels given")
-    warm = "" if include_warmup else "AND NOT warmup"
-    t_warm = "" if include_warmup else "AND NOT t.warmup"
-    counts = {
-        int(c): (int(n), int(e), {str(k): int(v) for k, v in (h or {}).items()})
-        for c, n, e, h in con.execute(
-            f"""SELECT s.condition_id, count(*), count(*) FILTER (WHERE t.status <> 'ok'),
-                       histogram(t.status) FILTER (WHERE t.status <> 'ok')
-                FROM transactions t JOIN samples s USING (run_id, sample_id)
-                WHERE t.run_id = ? {t_warm}
-                GROUP BY s.condition_id""",
-            [rid],
-        ).fetchall()
-    }
-    sample_means = {
-        int(sid): float(m)
-        for sid, m in con.execute(
-            f"SELECT sample_id, avg((end_ns - intended_start_ns) / 1e6) FROM transactions"
-            f" WHERE run_id = ? AND status = 'ok' {warm} GROUP BY sample_id",
-            [rid],
-        ).fetchall()
-    }
+    counts = condition_counts(con, rid, include_warmup=include_warmup)
+    sample_means = sample_mean_latencies(con, rid, include_warmup=include_warmup)
     samples = store.samples(rid)
     latency: dict[int, LatencyData] = {}
     if axes is not None and run.transactions > 0:
-        latency = _latencies(con, rid, axes, sql, seed, with_time=timed(run))
+        latency = _latencies(scan, axes, seed, with_time=run.timed)
     out = []
     for row, label in zip(rows, labels, strict=True):
         cid = row.condition_id
@@ -304,7 +271,11 @@ def _finite(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _bin_counts(pairs: Sequence[tuple[Any, Any]], n: int) -> tuple[int, ...]:
+def _five(qs: tuple[float, ...]) -> tuple[float, float, float, float, float]:
+    return cast("tuple[float, float, float, float, float]", qs)
+
+
+def _bin_counts(pairs: Sequence[tuple[float, int]], n: int) -> tuple[int, ...]:
     counts = [0] * n
     for b, c in pairs:
         counts[min(max(int(b), 0), n - 1)] += int(c)
@@ -312,92 +283,62 @@ def _bin_counts(pairs: Sequence[tuple[Any, Any]], n: int) -> tuple[int, ...]:
 
 
 def _latencies(
-    con: Any, rid: int, axes: Axes, sql: str, seed: int, *, with_time: bool = True
+    scan: LatencyScan, axes: Axes, seed: int, *, with_time: bool = True
 ) -> dict[int, LatencyData]:
     lo, hi = axes.log_edges[0], axes.log_edges[-1]
     w_log = (hi - lo) / HIST_BINS
     lin_hi = axes.linear_edges[-1]
     w_lin = lin_hi / HIST_BINS
-    floor = LOG_FLOOR_MS
-    base = f"""
-        WITH lat AS ({sql}),
-        t0 AS (SELECT min(start_ns) AS t0 FROM lat)
-        SELECT lat.*, (start_ns - t0.t0) / 1e9 AS sec,
-               log10(greatest(ms, {floor})) AS lg
-        FROM lat, t0
-    """
-    span = con.execute(f"SELECT max(sec) FROM ({base})", [rid]).fetchone()
-    seconds = float(span[0]) if span and span[0] is not None else 0.0
+    seconds = scan.span_s()
     heat_w = max(seconds / HEAT_TIME_BINS, 1e-9)
     heat_lw = (axes.heat_log_edges[-1] - axes.heat_log_edges[0]) / HEAT_LATENCY_BINS
-    q = "[" + ", ".join(str(x) for x in QUANTILES) + "]"
     result: dict[int, dict[str, Any]] = {}
 
-    def slot(cid: Any) -> dict[str, Any]:
-        return result.setdefault(int(cid), {"session": {}, "period": {}})
+    def slot(cid: int) -> dict[str, Any]:
+        return result.setdefault(cid, {"session": {}, "period": {}})
 
-    for cid, n, qs, mn, mx in con.execute(
-        f"SELECT condition_id, count(*), quantile_cont(ms, {q}), min(ms), max(ms)"
-        f" FROM ({base}) GROUP BY condition_id",
-        [rid],
-    ).fetchall():
-        d = slot(cid)
-        d["n"], d["q"], d["min"], d["max"] = int(n), Quantiles(int(n), tuple(qs)), mn, mx
-    for kind, expr, count in (
-        ("log", f"floor((lg - {lo}) / {w_log})", HIST_BINS),
-        ("linear", f"floor(ms / {w_lin})", HIST_BINS),
+    for row in scan.quantiles(QUANTILES):
+        d = slot(row.condition_id)
+        d["n"], d["q"] = row.n, Quantiles(row.n, _five(row.quantiles))
+        d["min"], d["max"] = row.min_ms, row.max_ms
+    for kind, bins in (
+        ("log", scan.log_bins(lo, w_log)),
+        ("linear", scan.linear_bins(w_lin, lin_hi)),
     ):
-        where = f"WHERE ms <= {lin_hi}" if kind == "linear" else ""
-        grouped: dict[int, list[tuple[Any, Any]]] = {}
-        for cid, b, c in con.execute(
-            f"SELECT condition_id, {expr} AS b, count(*) FROM ({base}) {where}"
-            " GROUP BY condition_id, b",
-            [rid],
-        ).fetchall():
-            grouped.setdefault(int(cid), []).append((b, c))
+        grouped: dict[int, list[tuple[float, int]]] = {}
+        for b in bins:
+            grouped.setdefault(b.condition_id, []).append((b.bin, b.n))
         for cid, pairs in grouped.items():
-            slot(cid)[kind] = _bin_counts(pairs, count)
-    groups = [("session", "session")]
+            slot(cid)[kind] = _bin_counts(pairs, HIST_BINS)
+    groups = [("session", scan.quantiles_by_session(QUANTILES))]
     if with_time:  # without timestamps every transaction would fall in period 0
-        groups.append(("period", f"floor(sec / {axes.period_seconds})"))
-    for key, expr in groups:
-        for cid, k, n, qs in con.execute(
-            f"SELECT condition_id, {expr} AS k, count(*), quantile_cont(ms, {q})"
-            f" FROM ({base}) GROUP BY condition_id, k ORDER BY condition_id, k",
-            [rid],
-        ).fetchall():
-            slot(cid)[key][int(k)] = Quantiles(int(n), tuple(qs))
+        groups.append(("period", scan.quantiles_by_period(axes.period_seconds, QUANTILES)))
+    for key, rows in groups:
+        for g in rows:
+            slot(g.condition_id)[key][g.key] = Quantiles(g.n, _five(g.quantiles))
     heat: dict[int, list[tuple[int, int, int]]] = {}
     heat_rows = (
         []
         if not with_time
-        else con.execute(
-            f"""SELECT condition_id,
-                   least(floor(sec / {heat_w}), {HEAT_TIME_BINS - 1}) AS tb,
-                   least(greatest(floor((lg - {axes.heat_log_edges[0]}) / {heat_lw}), 0),
-                         {HEAT_LATENCY_BINS - 1}) AS lb,
-                   count(*)
-            FROM ({base}) GROUP BY condition_id, tb, lb ORDER BY condition_id, tb, lb""",
-            [rid],
-        ).fetchall()
+        else scan.heat_cells(
+            time_width_s=heat_w,
+            time_bins=HEAT_TIME_BINS,
+            log_lo=axes.heat_log_edges[0],
+            log_width=heat_lw,
+            latency_bins=HEAT_LATENCY_BINS,
+        )
     )
-    for cid, tb, lb, c in heat_rows:
-        heat.setdefault(int(cid), []).append((int(tb), int(lb), int(c)))
+    for cell in heat_rows:
+        heat.setdefault(cell.condition_id, []).append((cell.time_bin, cell.latency_bin, cell.n))
     out = {}
     grid = np.asarray(axes.kde_grid)
     for cid, d in result.items():
         if "n" not in d:
             continue
-        # The subsample is the rows with the smallest seeded hashes of their identity: a
-        # uniform random subset that is the same in every process (a seeded reservoir is not
-        # when DuckDB scans in parallel), so a report rebuilt from the same file is the same.
-        sub = con.execute(
-            f"SELECT lg FROM ({base}) WHERE condition_id = ?"
-            f" ORDER BY hash(sample_id, session, start_ns, {int(seed)}),"
-            f" sample_id, session, start_ns, ms LIMIT {KDE_SUBSAMPLE}",
-            [rid, cid],
-        ).fetchnumpy()["lg"]
-        density, bandwidth = _log_density(np.asarray(sub, dtype=np.float64), grid)
+        # A seeded subsample that is the same in every process: a report rebuilt from the same
+        # file is the same.
+        sub = scan.log_subsample(cid, seed=seed, limit=KDE_SUBSAMPLE)
+        density, bandwidth = _log_density(sub, grid)
         lin = d.get("linear", (0,) * HIST_BINS)
         out[cid] = LatencyData(
             n=d["n"],

@@ -1,0 +1,414 @@
+"""Named read queries over the results tables, for the analyses and the report.
+
+Every ``SELECT`` an analysis or a renderer needs is here (or in :class:`~wannabet.store.Store`),
+so the results schema has one owner: a column renamed in :mod:`wannabet.store.schema` is fixed
+in this folder only. Each function takes an open connection (``with store.read() as con``), so a
+caller that runs several queries opens the file once, and returns numpy columns or typed records,
+never a cursor. The reductions stay in DuckDB: a million transactions never pass through a
+Python loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import duckdb
+import numpy as np
+
+from wannabet.store.schema import LATENCY_MS, latency_ms
+
+# -- per-sample and per-transaction columns (datasets, sufficient statistics) ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SampleTps:
+    """The TPS of every sample that has one, ordered by condition, then run order."""
+
+    condition_id: np.ndarray  # int
+    position: np.ndarray  # int
+    tps: np.ndarray  # float64
+
+
+@dataclass(frozen=True, slots=True)
+class SampleLayout:
+    """Every sample of a run, ordered by ``sample_id``: its condition and place in run order."""
+
+    sample_id: np.ndarray  # int64
+    condition_id: np.ndarray  # int64
+    position: np.ndarray  # int64
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionLatencies:
+    """The successful transactions of a run in insertion order (run order, then start order)."""
+
+    sample_id: np.ndarray  # int64
+    session: np.ndarray  # int64
+    latency_ms: np.ndarray  # float64
+    start_ns: np.ndarray  # int64
+
+
+@dataclass(frozen=True, slots=True)
+class SufficientStats:
+    """Per sample, ordered by condition then run order: n, Σy, Σy², Σlog y and Σ(log y)².
+
+    The log sums are NaN where they are undefined (a latency that is not positive).
+    """
+
+    condition_id: np.ndarray  # int64
+    n: np.ndarray  # float64
+    s1: np.ndarray
+    s2: np.ndarray
+    l1: np.ndarray
+    l2: np.ndarray
+
+
+def _warmup_filter(include_warmup: bool, table: str = "") -> str:
+    return "" if include_warmup else f"AND NOT {table + '.' if table else ''}warmup"
+
+
+def sample_tps(con: duckdb.DuckDBPyConnection, run_id: int) -> SampleTps:
+    """The TPS of every sample of ``run_id`` that has one (stalled samples' 0 included)."""
+    rows = con.execute(
+        "SELECT condition_id, position, tps FROM samples"
+        " WHERE run_id = ? AND tps IS NOT NULL ORDER BY condition_id, position",
+        [run_id],
+    ).fetchnumpy()
+    return SampleTps(
+        condition_id=np.asarray(rows["condition_id"]),
+        position=np.asarray(rows["position"], dtype=np.int64),
+        tps=np.asarray(rows["tps"], dtype=np.float64),
+    )
+
+
+def sample_layout(con: duckdb.DuckDBPyConnection, run_id: int) -> SampleLayout:
+    """The condition and run-order position of every sample of ``run_id``."""
+    rows = con.execute(
+        "SELECT sample_id, condition_id, position FROM samples WHERE run_id = ? ORDER BY sample_id",
+        [run_id],
+    ).fetchnumpy()
+    return SampleLayout(
+        sample_id=np.asarray(rows["sample_id"], dtype=np.int64),
+        condition_id=np.asarray(rows["condition_id"], dtype=np.int64),
+        position=np.asarray(rows["position"], dtype=np.int64),
+    )
+
+
+def transaction_latencies(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, include_warmup: bool = False
+) -> TransactionLatencies:
+    """Sample, session, latency (ms) and start of every successful transaction of ``run_id``.
+
+    A filtered scan keeps insertion order (DuckDB's ``preserve_insertion_order``), which is run
+    order and, within a sample, start order: no sort of millions of rows.
+    """
+    rows = con.execute(
+        f"""
+        SELECT sample_id, session, {LATENCY_MS} AS latency_ms,
+               start_ns
+        FROM transactions WHERE run_id = ? AND status = 'ok' {_warmup_filter(include_warmup)}
+        """,
+        [run_id],
+    ).fetchnumpy()
+    return TransactionLatencies(
+        sample_id=np.asarray(rows["sample_id"], dtype=np.int64),
+        session=np.asarray(rows["session"], dtype=np.int64),
+        latency_ms=np.asarray(rows["latency_ms"], dtype=np.float64),
+        start_ns=np.asarray(rows["start_ns"], dtype=np.int64),
+    )
+
+
+def first_stalled_sample(con: duckdb.DuckDBPyConnection, run_id: int) -> tuple[str, int] | None:
+    """Condition label and position of the first sample that completed nothing (0 TPS)."""
+    row = con.execute(
+        "SELECT c.label, s.position FROM samples s JOIN conditions c"
+        " ON c.run_id = s.run_id AND c.condition_id = s.condition_id"
+        " WHERE s.run_id = ? AND s.tps IS NOT NULL AND s.tps <= 0"
+        " ORDER BY s.condition_id, s.position LIMIT 1",
+        [run_id],
+    ).fetchone()
+    return None if row is None else (str(row[0]), int(row[1]))
+
+
+def tps_sufficient_stats(con: duckdb.DuckDBPyConnection, run_id: int) -> SufficientStats:
+    """Each sample's TPS as one observation (``n = 1``), for the Bayesian throughput models."""
+    rows = con.execute(
+        "SELECT condition_id, 1 AS n, tps AS s1, tps * tps AS s2, ln(tps) AS l1,"
+        " ln(tps) * ln(tps) AS l2 FROM samples"
+        " WHERE run_id = ? AND tps IS NOT NULL"
+        " ORDER BY condition_id, position",
+        [run_id],
+    ).fetchnumpy()
+    return _sufficient(rows)
+
+
+def latency_sufficient_stats(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, include_warmup: bool = False
+) -> SufficientStats:
+    """One ``GROUP BY`` over the successful transactions: the latency sums of every sample.
+
+    Log sums are NULL (then NaN) when a latency is not positive: the log-scale transaction
+    models refuse such data, the sample-level model does not need them. ln() only ever sees
+    positive values (the inner CASE): some DuckDB versions raise on ln(0) instead of returning
+    -inf, which would abort every model.
+    """
+    rows = con.execute(
+        f"""
+        WITH tx AS (
+            SELECT t.sample_id, {latency_ms("t")} AS y
+            FROM transactions t
+            WHERE t.run_id = ? AND t.status = 'ok' {_warmup_filter(include_warmup, "t")}
+        ), per_sample AS (
+            SELECT sample_id, count(*) AS n, sum(y) AS s1, sum(y * y) AS s2,
+                   CASE WHEN min(y) > 0
+                        THEN sum(CASE WHEN y > 0 THEN ln(y) END) END AS l1,
+                   CASE WHEN min(y) > 0
+                        THEN sum(CASE WHEN y > 0 THEN ln(y) * ln(y) END) END AS l2
+            FROM tx GROUP BY sample_id
+        )
+        SELECT s.condition_id, p.n, p.s1, p.s2, p.l1, p.l2
+        FROM per_sample p JOIN samples s ON s.run_id = ? AND s.sample_id = p.sample_id
+        ORDER BY s.condition_id, s.position
+        """,
+        [run_id, run_id],
+    ).fetchnumpy()
+    return _sufficient(rows)
+
+
+def _sufficient(rows: dict[str, np.ndarray]) -> SufficientStats:
+    def col(name: str) -> np.ndarray:
+        a = rows[name]
+        if isinstance(a, np.ma.MaskedArray):
+            return np.asarray(a.filled(np.nan), dtype=np.float64)
+        return np.asarray(a, dtype=np.float64)
+
+    return SufficientStats(
+        np.asarray(rows["condition_id"], dtype=np.int64),
+        col("n"),
+        col("s1"),
+        col("s2"),
+        col("l1"),
+        col("l2"),
+    )
+
+
+class RunSpec(NamedTuple):
+    """The experiment file a run was started from: its text and where it was read."""
+
+    spec_text: str | None
+    source: str | None
+
+
+def run_spec(con: duckdb.DuckDBPyConnection, run_id: int) -> RunSpec | None:
+    """The stored experiment file of ``run_id``; None when there is no such run."""
+    row = con.execute("SELECT spec_text, source FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    return None if row is None else RunSpec(row[0], row[1])
+
+
+# -- the report's reductions -----------------------------------------------------------------------
+
+
+class ConditionCounts(NamedTuple):
+    """Transactions of one condition, how many failed, and the failures by status."""
+
+    transactions: int
+    errors: int
+    errors_by_status: dict[str, int]
+
+
+class LatencyRange(NamedTuple):
+    """Smallest positive latency, largest, and the 99th percentile (ms)."""
+
+    min_positive_ms: float | None
+    max_ms: float
+    p99_ms: float
+
+
+class ConditionQuantiles(NamedTuple):
+    condition_id: int
+    n: int
+    quantiles: tuple[float, ...]
+    min_ms: float
+    max_ms: float
+
+
+class BinCount(NamedTuple):
+    condition_id: int
+    bin: float  # floor() of the bin expression; the caller clamps it to its bins
+    n: int
+
+
+class GroupQuantiles(NamedTuple):
+    condition_id: int
+    key: int  # the session, or the period's index
+    n: int
+    quantiles: tuple[float, ...]
+
+
+class HeatCell(NamedTuple):
+    condition_id: int
+    time_bin: int
+    latency_bin: int
+    n: int
+
+
+def condition_counts(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, include_warmup: bool = False
+) -> dict[int, ConditionCounts]:
+    """Per condition id: its transactions (any status), failures, and failures by status."""
+    rows = con.execute(
+        f"""SELECT s.condition_id, count(*), count(*) FILTER (WHERE t.status <> 'ok'),
+                   histogram(t.status) FILTER (WHERE t.status <> 'ok')
+            FROM transactions t JOIN samples s USING (run_id, sample_id)
+            WHERE t.run_id = ? {_warmup_filter(include_warmup, "t")}
+            GROUP BY s.condition_id""",
+        [run_id],
+    ).fetchall()
+    return {
+        int(c): ConditionCounts(int(n), int(e), {str(k): int(v) for k, v in (h or {}).items()})
+        for c, n, e, h in rows
+    }
+
+
+def sample_mean_latencies(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, include_warmup: bool = False
+) -> dict[int, float]:
+    """Per sample id, the mean latency (ms) of its successful transactions."""
+    rows = con.execute(
+        f"SELECT sample_id, avg({LATENCY_MS}) FROM transactions"
+        f" WHERE run_id = ? AND status = 'ok' {_warmup_filter(include_warmup)} GROUP BY sample_id",
+        [run_id],
+    ).fetchall()
+    return {int(sid): float(m) for sid, m in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyScan:
+    """The successful transactions of one run, as the report reduces them per condition.
+
+    Each method is one ``GROUP BY`` (or one ordered ``LIMIT``) over the same relation: the
+    condition, sample, session and start of every transaction, its latency in ms (negative
+    ones, from clock steps, count as 0), the seconds since the run's first transaction, and
+    log10 of the latency floored at ``log_floor_ms``. Bin widths and edges come from the
+    caller, which owns the axes.
+    """
+
+    con: duckdb.DuckDBPyConnection
+    run_id: int
+    include_warmup: bool = False
+    log_floor_ms: float = 1e-4
+
+    def _latency(self) -> str:
+        return f"""
+        SELECT s.condition_id, t.sample_id, t.session, t.start_ns,
+               greatest({latency_ms("t")}, 0) AS ms
+        FROM transactions t JOIN samples s USING (run_id, sample_id)
+        WHERE t.run_id = ? AND t.status = 'ok' {_warmup_filter(self.include_warmup, "t")}
+    """
+
+    def _base(self) -> str:
+        return f"""
+        WITH lat AS ({self._latency()}),
+        t0 AS (SELECT min(start_ns) AS t0 FROM lat)
+        SELECT lat.*, (start_ns - t0.t0) / 1e9 AS sec,
+               log10(greatest(ms, {self.log_floor_ms})) AS lg
+        FROM lat, t0
+    """
+
+    def range(self) -> LatencyRange | None:
+        """The run's latency range; None when it has no successful transaction."""
+        row = self.con.execute(
+            f"SELECT min(ms) FILTER (WHERE ms > 0), max(ms), quantile_cont(ms, 0.99)"
+            f" FROM ({self._latency()})",
+            [self.run_id],
+        ).fetchone()
+        if row is None or row[1] is None:
+            return None
+        return LatencyRange(row[0], row[1], row[2])
+
+    def span_s(self) -> float:
+        """Seconds from the run's first transaction to its last start (0 without any)."""
+        span = self.con.execute(f"SELECT max(sec) FROM ({self._base()})", [self.run_id]).fetchone()
+        return float(span[0]) if span and span[0] is not None else 0.0
+
+    def quantiles(self, qs: tuple[float, ...]) -> list[ConditionQuantiles]:
+        """Per condition: count, the latency quantiles ``qs``, minimum and maximum."""
+        rows = self.con.execute(
+            f"SELECT condition_id, count(*), quantile_cont(ms, {_list(qs)}), min(ms), max(ms)"
+            f" FROM ({self._base()}) GROUP BY condition_id",
+            [self.run_id],
+        ).fetchall()
+        return [ConditionQuantiles(int(c), int(n), tuple(q), mn, mx) for c, n, q, mn, mx in rows]
+
+    def log_bins(self, lo: float, width: float) -> list[BinCount]:
+        """Per condition, counts of ``floor((log10 ms - lo) / width)``."""
+        return self._bins(f"floor((lg - {lo}) / {width})", "")
+
+    def linear_bins(self, width: float, upper: float) -> list[BinCount]:
+        """Per condition, counts of ``floor(ms / width)`` for latencies up to ``upper`` ms."""
+        return self._bins(f"floor(ms / {width})", f"WHERE ms <= {upper}")
+
+    def _bins(self, expr: str, where: str) -> list[BinCount]:
+        rows = self.con.execute(
+            f"SELECT condition_id, {expr} AS b, count(*) FROM ({self._base()}) {where}"
+            " GROUP BY condition_id, b",
+            [self.run_id],
+        ).fetchall()
+        return [BinCount(int(c), b, int(n)) for c, b, n in rows]
+
+    def quantiles_by_session(self, qs: tuple[float, ...]) -> list[GroupQuantiles]:
+        """Per condition and session: count and latency quantiles, in that order."""
+        return self._grouped("session", qs)
+
+    def quantiles_by_period(self, period_s: float, qs: tuple[float, ...]) -> list[GroupQuantiles]:
+        """Per condition and period of ``period_s`` seconds: count and latency quantiles."""
+        return self._grouped(f"floor(sec / {period_s})", qs)
+
+    def _grouped(self, expr: str, qs: tuple[float, ...]) -> list[GroupQuantiles]:
+        rows = self.con.execute(
+            f"SELECT condition_id, {expr} AS k, count(*), quantile_cont(ms, {_list(qs)})"
+            f" FROM ({self._base()}) GROUP BY condition_id, k ORDER BY condition_id, k",
+            [self.run_id],
+        ).fetchall()
+        return [GroupQuantiles(int(c), int(k), int(n), tuple(q)) for c, k, n, q in rows]
+
+    def heat_cells(
+        self,
+        *,
+        time_width_s: float,
+        time_bins: int,
+        log_lo: float,
+        log_width: float,
+        latency_bins: int,
+    ) -> list[HeatCell]:
+        """Per condition, counts of (time bucket, log-latency bucket), both clamped to range."""
+        rows = self.con.execute(
+            f"""SELECT condition_id,
+                   least(floor(sec / {time_width_s}), {time_bins - 1}) AS tb,
+                   least(greatest(floor((lg - {log_lo}) / {log_width}), 0),
+                         {latency_bins - 1}) AS lb,
+                   count(*)
+            FROM ({self._base()}) GROUP BY condition_id, tb, lb ORDER BY condition_id, tb, lb""",
+            [self.run_id],
+        ).fetchall()
+        return [HeatCell(int(c), int(tb), int(lb), int(n)) for c, tb, lb, n in rows]
+
+    def log_subsample(self, condition_id: int, *, seed: int, limit: int) -> np.ndarray:
+        """At most ``limit`` log10 latencies of one condition: a seeded, reproducible subset.
+
+        The subset is the rows with the smallest seeded hashes of their identity: a uniform
+        random subset that is the same in every process (a seeded reservoir is not when DuckDB
+        scans in parallel), so a report rebuilt from the same file is the same.
+        """
+        sub = self.con.execute(
+            f"SELECT lg FROM ({self._base()}) WHERE condition_id = ?"
+            f" ORDER BY hash(sample_id, session, start_ns, {int(seed)}),"
+            f" sample_id, session, start_ns, ms LIMIT {int(limit)}",
+            [self.run_id, condition_id],
+        ).fetchnumpy()["lg"]
+        return np.asarray(sub, dtype=np.float64)
+
+
+def _list(values: tuple[float, ...]) -> str:
+    return "[" + ", ".join(str(x) for x in values) + "]"
