@@ -162,6 +162,20 @@ def _program() -> Any:
     return compile_program(exp.workload, "qmark")
 
 
+def test_the_engine_sampler_counts_commits_per_transaction_type() -> None:
+    from wannabet.samplers.process import EngineSampler
+
+    result = _fake_result()
+    names = _program().transaction_names
+    section = EngineSampler(names).stop(result)
+    ok = result.columns["status"] == 0
+    by_type = section.values["committed_by_type"]
+    assert list(by_type) == list(names)
+    for index, name in enumerate(names):
+        assert by_type[name] == int((result.columns["txn_type"][ok] == index).sum())
+    assert sum(by_type.values()) == section.values["committed"]
+
+
 def test_failure_messages_are_scrubbed() -> None:
     class Leaky(_Broken):
         def start(self, interrupted: Interrupted = never) -> None:
@@ -538,7 +552,7 @@ def test_a_sampler_without_permission_degrades_to_a_warning(
         leaky = parse_target(
             f"postgresql://limited:limited-pw@127.0.0.1:{postgres.port}/limited-pw"
         )
-        collector = collector_for(leaky, NativeEngine(), StatsOptions())
+        collector = collector_for(leaky, NativeEngine(), StatsOptions(), transaction_names=())
         assert collector is not None
         collector.start()
         doc = collector.stop(_fake_result()).to_json()

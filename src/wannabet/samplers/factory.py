@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wannabet.backends import backend_for
@@ -41,16 +42,19 @@ class StatsOptions:
         )
 
 
-def collector_for(target: Target, engine: Engine, options: StatsOptions) -> Collector | None:
+def collector_for(
+    target: Target, engine: Engine, options: StatsOptions, *, transaction_names: Sequence[str]
+) -> Collector | None:
     """The samplers for ``target``; None when statistics are off.
 
     Every target gets the engine's and the client process's figures; its backend adds its
     server's (:attr:`wannabet.backends.Backend.samplers`). A sampler that cannot be set up (no
     permission, psycopg missing) becomes a warning stored with every sample, and the run goes
-    on with the others.
+    on with the others. ``transaction_names`` are the program's, in order: the engine's figures
+    count commits per type by them.
     """
     if not options.enabled:
         return None
     server, warnings = backend_for(target.kind).samplers(target, engine, options)
-    samplers: list[Sampler] = [EngineSampler(), ProcessSampler(), *server]
+    samplers: list[Sampler] = [EngineSampler(transaction_names), ProcessSampler(), *server]
     return Collector(samplers, warnings, scrub=lambda text: redact(text, target.password))
