@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from wannabet.analysis.unit_of_work import unit_of_work_for_run
 from wannabet.engine import NativeEngine, SampleRequest, SampleResult
 from wannabet.engine.base import Progress
 from wannabet.engine.fake import FakeEngine
@@ -28,6 +27,7 @@ from wannabet.store import Store
 from wannabet.targets import Target, parse_target
 from wannabet.testing import ThrowawayPostgres
 from wannabet.testing.cli import wannabet
+from wannabet.work import unit_of_work_for_run
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 WAL_FLUSH = {"WALSync", "WALWrite", "WALWriteLock"}
@@ -162,6 +162,20 @@ def _program() -> Any:
     return compile_program(exp.workload, "qmark")
 
 
+def test_the_engine_sampler_counts_commits_per_transaction_type() -> None:
+    from wannabet.samplers.process import EngineSampler
+
+    result = _fake_result()
+    names = _program().transaction_names
+    section = EngineSampler(names).stop(result)
+    ok = result.columns["status"] == 0
+    by_type = section.values["committed_by_type"]
+    assert list(by_type) == list(names)
+    for index, name in enumerate(names):
+        assert by_type[name] == int((result.columns["txn_type"][ok] == index).sum())
+    assert sum(by_type.values()) == section.values["committed"]
+
+
 def test_failure_messages_are_scrubbed() -> None:
     class Leaky(_Broken):
         def start(self, interrupted: Interrupted = never) -> None:
@@ -186,7 +200,7 @@ def test_failure_messages_are_scrubbed() -> None:
     ],
 )
 def test_only_loopback_and_socket_hosts_count_as_local(url: str, local: bool) -> None:
-    from wannabet.samplers.postgres import is_local_host
+    from wannabet.backends.postgresql.sampler import is_local_host
 
     assert is_local_host(Target("postgresql", url)) is local
 
@@ -194,7 +208,7 @@ def test_only_loopback_and_socket_hosts_count_as_local(url: str, local: bool) ->
 def test_the_statistics_connection_targets_the_engines_host_not_pghost(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from wannabet.samplers.postgres import engine_host_port, is_local_host
+    from wannabet.backends.postgresql.sampler import engine_host_port, is_local_host
 
     # The engine ignores PGHOST/PGPORT and defaults to TCP localhost:5432; so does this.
     monkeypatch.setenv("PGHOST", "db.example.com")
@@ -538,7 +552,7 @@ def test_a_sampler_without_permission_degrades_to_a_warning(
         leaky = parse_target(
             f"postgresql://limited:limited-pw@127.0.0.1:{postgres.port}/limited-pw"
         )
-        collector = collector_for(leaky, NativeEngine(), StatsOptions())
+        collector = collector_for(leaky, NativeEngine(), StatsOptions(), transaction_names=())
         assert collector is not None
         collector.start()
         doc = collector.stop(_fake_result()).to_json()
@@ -652,7 +666,7 @@ def test_server_cpu_per_unit_matches_a_cpu_bound_statement(
 def test_a_reset_between_snapshots_invalidates_even_when_counters_grew(
     postgres: ThrowawayPostgres, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from wannabet.samplers.postgres import PostgresSampler
+    from wannabet.backends.postgresql.sampler import PostgresSampler
 
     sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
     try:
@@ -696,7 +710,7 @@ def _read(path: Path) -> str:
 
 @pytest.mark.postgres
 def test_abandon_leaves_no_polling_thread(postgres: ThrowawayPostgres) -> None:
-    from wannabet.samplers.postgres import PostgresSampler
+    from wannabet.backends.postgresql.sampler import PostgresSampler
 
     sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
     try:
@@ -724,8 +738,8 @@ def test_ctrl_c_during_a_statistics_wait_ends_promptly_and_keeps_finished_sample
 
     import psycopg
 
+    from wannabet.backends.postgresql.sampler import BACKEND_EXIT_TIMEOUT_S
     from wannabet.errors import StoreError
-    from wannabet.samplers.postgres import BACKEND_EXIT_TIMEOUT_S
 
     app = "wb-ctrl-c"
     (tmp_path / "exp.toml").write_text(COMMIT_TOML.replace("counters", "counters_ctrl_c"))
@@ -792,7 +806,7 @@ def test_ctrl_c_during_a_statistics_wait_ends_promptly_and_keeps_finished_sample
 def test_a_lost_statistics_connection_is_reopened_at_the_next_start(
     postgres: ThrowawayPostgres,
 ) -> None:
-    from wannabet.samplers.postgres import PostgresSampler
+    from wannabet.backends.postgresql.sampler import PostgresSampler
 
     sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
     try:
@@ -874,6 +888,17 @@ def test_the_native_poller_refuses_misuse(tmp_path: Path) -> None:
     assert "s3cret" not in str(info.value)
 
 
+def test_the_poller_wrapper_raises_wannabet_errors(tmp_path: Path) -> None:
+    from wannabet.engine.waits import WaitPoller
+    from wannabet.errors import ConnectError, QueryError
+
+    with pytest.raises(ValueError, match="PostgreSQL target"):
+        WaitPoller(f"sqlite://{tmp_path / 'x.db'}", "app", 0.05, 5.0)
+    with pytest.raises(ConnectError) as info:
+        WaitPoller("postgresql://u:s3cret@127.0.0.1:1/db", "app", 0.05, 5.0)
+    assert not isinstance(info.value, QueryError) and "s3cret" not in str(info.value)
+
+
 @pytest.mark.postgres
 def test_the_native_poller_refuses_to_stop_twice(postgres: ThrowawayPostgres) -> None:
     from wannabet import _engine  # type: ignore[attr-defined]
@@ -903,7 +928,7 @@ def test_a_killed_poller_connection_flags_the_sample_and_is_reopened(
     too few) and an unreliable commits check; the next sample polls on a new connection."""
     import time
 
-    from wannabet.samplers.postgres import PostgresSampler
+    from wannabet.backends.postgresql.sampler import PostgresSampler
 
     sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
     try:
@@ -938,7 +963,7 @@ def test_a_killed_poller_connection_flags_the_sample_and_is_reopened(
 def test_a_poller_connection_killed_between_samples_is_reopened_before_the_next(
     postgres: ThrowawayPostgres,
 ) -> None:
-    from wannabet.samplers.postgres import PostgresSampler
+    from wannabet.backends.postgresql.sampler import PostgresSampler
 
     sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")
     try:
@@ -961,7 +986,7 @@ def test_a_client_leaving_during_a_sample_does_not_invalidate_it(
     """numbackends falls when any client disconnects: it is a gauge, not a counter."""
     import psycopg
 
-    from wannabet.samplers.postgres import PostgresSampler
+    from wannabet.backends.postgresql.sampler import PostgresSampler
 
     other = psycopg.connect(postgres.url, application_name="someone-else")
     sampler = PostgresSampler(parse_target(postgres.url), application_name="no-such-app")

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from wannabet.backends import backend_for, backend_for_scheme, backend_for_url, backends
 from wannabet.engine import NativeEngine
-from wannabet.errors import SpecError
-from wannabet.targets import parse_target, redact
+from wannabet.errors import SpecError, TargetError
+from wannabet.targets import Target, parse_target, redact
 from wannabet.testing import ThrowawayPostgres
+
+NATIVE_BACKENDS = Path(__file__).resolve().parent.parent / "native" / "src" / "backend"
 
 
 @pytest.mark.parametrize(
@@ -105,6 +108,31 @@ def test_sqlite_paths(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # typ
         parse_target("mysql://u@h/db")
 
 
+def test_every_backend_is_found_by_its_kind_and_its_schemes() -> None:
+    assert [b.kind for b in backends()] == ["sqlite", "postgresql"]
+    for backend in backends():
+        assert backend_for(backend.kind) is backend
+        for scheme in backend.schemes:
+            assert backend_for_scheme(scheme.upper()) is backend
+        # Its engine is a Rust module of that name.
+        assert (NATIVE_BACKENDS / f"{backend.engine}.rs").is_file(), backend.engine
+    assert parse_target("postgres://u@h/db").placeholder_style == "dollar"
+    assert parse_target("sqlite:///x.db").placeholder_style == "qmark"
+
+
+def test_an_unknown_kind_gets_no_other_backend_s_logic() -> None:
+    with pytest.raises(TargetError, match="no backend for target kind 'mysql'"):
+        backend_for("mysql")
+    stray = Target(kind="mysql", url="mysql://u:pw@h/db")
+    with pytest.raises(TargetError, match="'mysql'"):
+        _ = stray.placeholder_style
+    with pytest.raises(TargetError, match="'mysql'"):
+        _ = stray.password
+    with pytest.raises(TargetError) as info:
+        backend_for_url("mysql://u:pw@h/db")
+    assert "pw" not in str(info.value) and "sqlite:///file.db" in str(info.value)
+
+
 def test_the_password_file_matches_hosts_as_libpq_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,7 +162,7 @@ def test_libpq_tls_environment_reaches_the_url(monkeypatch: pytest.MonkeyPatch) 
 def test_host_and_port_parameters_win_as_in_libpq() -> None:
     """libpq lets ``?host=``/``?port=`` replace the host/port before the path; the engine's
     driver would try both hosts and keep the first port, so both move into the parameters."""
-    from wannabet.targets import host_port
+    from wannabet.backends.postgresql.url import host_port
 
     cases = {
         "postgresql://u:p@x:6000/db?host=/srv/pg": "postgresql://u:p@/db?host=/srv/pg&port=6000",

@@ -24,6 +24,11 @@ from wannabet.analysis.unit_of_work import (
     unit_of_work,
     unit_of_work_from_samples,
 )
+from wannabet.backends import backend_for
+
+#: what the run's backend would supply: how its statistics give CPU, wait and commits
+PG = backend_for("postgresql").work()
+SQLITE = backend_for("sqlite").work()
 
 
 def erlang_c_by_sum(m: int, a: float) -> float:
@@ -123,7 +128,7 @@ def pg_sample(
 
 def test_unit_of_work_of_postgres_samples() -> None:
     samples = [pg_sample(1000, 0.5, 1.0), pg_sample(2000, 0.8, 1.6)]
-    u = unit_of_work("on", samples)
+    u = unit_of_work("on", samples, source=PG)
     assert u.units_per_s is not None and u.units_per_s.mean == pytest.approx(750.0)
     assert u.cpu_ms_per_unit is not None and u.cpu_ms_per_unit.mean == pytest.approx(0.45)
     assert u.wait_ms_per_unit is not None and u.wait_ms_per_unit.mean == pytest.approx(0.9)
@@ -147,22 +152,22 @@ def test_unit_of_work_of_postgres_samples() -> None:
 
 def test_invalid_samples_are_left_out_and_said_so() -> None:
     samples = [pg_sample(1000, 0.5, 1.0), pg_sample(1000, 5.0, 9.0, valid=False)]
-    u = unit_of_work("c", samples)
+    u = unit_of_work("c", samples, source=PG)
     assert u.valid_samples == 1
     assert u.cpu_ms_per_unit is not None and u.cpu_ms_per_unit.mean == pytest.approx(0.5)
     assert any("invalid statistics" in n for n in u.notes)
 
 
 def test_a_commit_mismatch_over_one_percent_is_flagged() -> None:
-    ok = unit_of_work("c", [pg_sample(1000, 0.5, 1.0, server=1015)])
+    ok = unit_of_work("c", [pg_sample(1000, 0.5, 1.0, server=1015)], source=PG)
     assert ok.server_check is not None and ok.server_check.ok
-    bad = unit_of_work("c", [pg_sample(1000, 0.5, 1.0, server=1030)])
+    bad = unit_of_work("c", [pg_sample(1000, 0.5, 1.0, server=1030)], source=PG)
     assert bad.server_check is not None and bad.server_check.ok is False
     assert any("commits" in n for n in bad.notes)
 
 
 def test_a_remote_server_has_no_cpu_and_no_curve() -> None:
-    u = unit_of_work("c", [pg_sample(1000, None, 1.0, cores=None)])
+    u = unit_of_work("c", [pg_sample(1000, None, 1.0, cores=None)], source=PG)
     assert u.cpu_ms_per_unit is None and u.response_ms_per_unit is None and u.curve is None
     assert u.wait_ms_per_unit is not None
     assert any("CPU is unknown" in n for n in u.notes)
@@ -172,7 +177,7 @@ def test_sampler_warnings_reach_the_notes_once() -> None:
     a, b = pg_sample(1000, 1.0, 0.5), pg_sample(1000, 1.0, 0.5)
     for doc in (a, b):
         doc["warnings"] = ["postgres: bgwriter is not available: permission denied"]
-    u = unit_of_work("c", [a, b])
+    u = unit_of_work("c", [a, b], source=PG)
     assert u.notes == ("statistics: postgres: bgwriter is not available: permission denied",)
 
 
@@ -181,7 +186,7 @@ def test_postgres_without_its_sampler_claims_no_cpu_or_wait() -> None:
     del doc["postgres"]
     doc["engine"]["server_commits"] = 1010
     doc["warnings"] = ["postgres: cannot open a statistics connection: too many clients"]
-    u = unit_of_work("c", [doc])
+    u = unit_of_work("c", [doc], source=PG)
     assert u.cpu_ms_per_unit is None and u.wait_ms_per_unit is None
     assert u.engine_cpu_ms_per_unit is not None  # the client side is still measured
     assert any("too many clients" in n for n in u.notes)
@@ -193,7 +198,8 @@ def test_sqlite_wait_is_busy_time_minus_cpu() -> None:
         "engine": {"committed": 500, "elapsed_s": 1.0, "cpu_s": 0.4, "busy_s": 1.4},
         "client_process": {"cores": 2},
     }
-    (u,) = unit_of_work_from_samples([{"condition": "OFF", "stats": doc}, {"condition": "x"}])
+    rows = [{"condition": "OFF", "stats": doc}, {"condition": "x"}]
+    (u,) = unit_of_work_from_samples(rows, source=SQLITE)
     assert u.cpu_source == "engine threads"
     assert u.cpu_ms_per_unit is not None and u.cpu_ms_per_unit.mean == pytest.approx(0.8)
     assert u.wait_ms_per_unit is not None and u.wait_ms_per_unit.mean == pytest.approx(2.0)
@@ -211,7 +217,7 @@ def test_sqlite_wait_is_busy_time_minus_cpu() -> None:
 def test_response_is_cpu_plus_wait_and_intervals_hold_their_means(
     rows: list[tuple[int, float, float]],
 ) -> None:
-    u = unit_of_work("c", [pg_sample(n, c, w) for n, c, w in rows])
+    u = unit_of_work("c", [pg_sample(n, c, w) for n, c, w in rows], source=PG)
     assert u.cpu_ms_per_unit and u.wait_ms_per_unit and u.response_ms_per_unit
     assert u.response_ms_per_unit.mean == pytest.approx(
         u.cpu_ms_per_unit.mean + u.wait_ms_per_unit.mean, rel=1e-9, abs=1e-12
@@ -226,7 +232,7 @@ def test_response_is_cpu_plus_wait_and_intervals_hold_their_means(
 
 def test_the_curve_passes_through_the_measured_point() -> None:
     # S = 0.5 ms, 2 cores, λ = 500/s: the M/M/2 CPU part alone is below the measured 1.5 ms.
-    u = unit_of_work("c", [pg_sample(1000, 0.5, 1.0), pg_sample(1000, 0.5, 1.0)])
+    u = unit_of_work("c", [pg_sample(1000, 0.5, 1.0), pg_sample(1000, 0.5, 1.0)], source=PG)
     c = u.curve
     assert c is not None and u.units_per_s is not None and u.response_ms_per_unit is not None
     assert c.operating_units_per_s == pytest.approx(u.units_per_s.mean)
@@ -252,7 +258,7 @@ def test_a_point_below_the_cpu_model_stays_where_measured_and_is_noted() -> None
 def test_utilization_uses_the_window_of_lambda() -> None:
     doc = pg_sample(1000, 0.5, 0.2)
     doc["postgres"]["elapsed_s"] = 2.6  # the sampler's window includes its own set-up
-    u = unit_of_work("c", [doc])
+    u = unit_of_work("c", [doc], source=PG)
     assert u.utilization is not None and u.units_per_s and u.cpu_ms_per_unit
     # λ·S/m with λ = 1000 / 2.0 s, S = 0.5 ms, m = 2
     assert u.utilization.mean == pytest.approx(500.0 * 0.5e-3 / 2)
@@ -262,8 +268,12 @@ def test_utilization_uses_the_window_of_lambda() -> None:
 
 
 def test_wait_above_cpu_notes_that_the_curve_does_not_model_the_io_limit() -> None:
-    assert any("not the CPU" in n for n in unit_of_work("c", [pg_sample(1000, 0.2, 1.0)]).notes)
-    assert not any("not the CPU" in n for n in unit_of_work("c", [pg_sample(1000, 1.0, 0.2)]).notes)
+    assert any(
+        "not the CPU" in n for n in unit_of_work("c", [pg_sample(1000, 0.2, 1.0)], source=PG).notes
+    )
+    assert not any(
+        "not the CPU" in n for n in unit_of_work("c", [pg_sample(1000, 1.0, 0.2)], source=PG).notes
+    )
 
 
 def sqlite_doc(cache_write: int) -> dict[str, Any]:
@@ -283,7 +293,7 @@ def sqlite_doc(cache_write: int) -> dict[str, Any]:
 def test_sqlite_curves_model_the_cpu_the_engine_may_use() -> None:
     # Writers and readers alike: the engine threads' CPU runs in parallel outside the write lock.
     for cache_write in (120, 0):
-        u = unit_of_work("c", [sqlite_doc(cache_write)])
+        u = unit_of_work("c", [sqlite_doc(cache_write)], source=SQLITE)
         assert u.curve is not None and u.curve.cores == 4
         assert u.curve.service_ms == pytest.approx(u.cpu_ms_per_unit.mean)  # type: ignore[union-attr]
 
@@ -295,7 +305,7 @@ def test_cpu_wait_and_response_are_means_over_the_same_samples() -> None:
     full = pg_sample(1000, 1.0, 0.5)
     no_waits = pg_sample(1000, 3.0, 0.0)
     no_waits["postgres"]["waits"] = {"polls": 0, "wait_s": None, "events": []}
-    u = unit_of_work("c", [full, no_waits])
+    u = unit_of_work("c", [full, no_waits], source=PG)
     assert u.cpu_ms_per_unit and u.wait_ms_per_unit and u.response_ms_per_unit
     assert u.cpu_ms_per_unit.mean == pytest.approx(1.0)  # not (1 + 3) / 2
     assert u.response_ms_per_unit.mean == pytest.approx(
@@ -307,7 +317,7 @@ def test_cpu_wait_and_response_are_means_over_the_same_samples() -> None:
 
 def test_the_commit_check_flags_a_bad_sample_even_when_the_sums_cancel() -> None:
     high, low = pg_sample(1000, 1.0, 0.5, server=1061), pg_sample(1000, 1.0, 0.5, server=959)
-    u = unit_of_work("c", [high, low])
+    u = unit_of_work("c", [high, low], source=PG)
     check = u.server_check
     assert check is not None and check.mismatch is not None and check.mismatch < 0.01
     assert check.worst_sample_mismatch == pytest.approx(51 / 1010)

@@ -266,8 +266,8 @@ def _print_summary(
     include_warmup: bool = False,
     unit: str = "commit",
 ) -> None:
-    from wannabet.analysis.unit_of_work import unit_of_work_for_run
     from wannabet.render import summary as render
+    from wannabet.work import unit_of_work_for_run
 
     info = store.run(run_id)
     rows = store.condition_summaries(info.run_id, include_warmup=include_warmup)

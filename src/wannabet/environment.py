@@ -11,36 +11,10 @@ import platform
 import socket
 from typing import Any
 
+from wannabet.backends import backend_for
 from wannabet.engine.base import Engine
 from wannabet.targets import Target
 from wannabet.version import tool_version
-
-#: PostgreSQL settings that change how a workload performs; recorded with every run
-POSTGRES_SETTINGS = (
-    "synchronous_commit",
-    "fsync",
-    "full_page_writes",
-    "wal_level",
-    "wal_sync_method",
-    "wal_buffers",
-    "wal_compression",
-    "commit_delay",
-    "shared_buffers",
-    "effective_cache_size",
-    "work_mem",
-    "max_connections",
-    "max_wal_size",
-    "checkpoint_timeout",
-    "checkpoint_completion_target",
-    "random_page_cost",
-    "effective_io_concurrency",
-    "jit",
-    "huge_pages",
-    "track_io_timing",
-    "data_checksums",
-)
-
-SQLITE_PRAGMAS = ("journal_mode", "page_size", "auto_vacuum", "locking_mode")
 
 
 def client_environment() -> dict[str, Any]:
@@ -57,26 +31,9 @@ def client_environment() -> dict[str, Any]:
 
 
 def server_environment(engine: Engine, target: Target) -> dict[str, Any]:
-    """Ask the target for its version and settings; this is also the connectivity check."""
-    if target.kind == "sqlite":
-        version = engine.query(target, "SELECT sqlite_version()")[0][0]
-        settings = {}
-        for pragma in SQLITE_PRAGMAS:
-            rows = engine.query(target, f"PRAGMA {pragma}")
-            settings[pragma] = rows[0][0] if rows else None
-        return {"server": "SQLite", "server_version": version, "server_settings": settings}
-    version = engine.query(target, "SHOW server_version")[0][0]
-    names = ", ".join(f"'{name}'" for name in POSTGRES_SETTINGS)
-    rows = engine.query(
-        target,
-        "SELECT name, setting || coalesce(' ' || unit, '') FROM pg_settings"
-        f" WHERE name IN ({names}) ORDER BY name",
-    )
-    return {
-        "server": "PostgreSQL",
-        "server_version": version,
-        "server_settings": {name: value for name, value in rows},
-    }
+    """Ask the target for its version and settings (its backend's probe); this is also the
+    connectivity check."""
+    return backend_for(target.kind).probe(engine, target)
 
 
 def _cpu_model() -> str | None:

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
 from wannabet import design
 from wannabet.engine.base import Engine, SampleRequest, SampleResult
 from wannabet.engine.program import compile_program
@@ -247,7 +245,9 @@ def run_experiment(
         duration_ns = int(sampling.duration_s * 1e9) + warmup_ns if sampling.duration_s else 0
         previous: int | None = None
         # After setup: a setup failure should not wait for a statistics connection first.
-        collector = collector_for(target, engine, statistics)
+        collector = collector_for(
+            target, engine, statistics, transaction_names=program.transaction_names
+        )
         with _deferred_interrupt(stopped_by) as interrupt:
 
             def progress(ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
@@ -292,14 +292,6 @@ def run_experiment(
                     if collector is not None
                     else None
                 )
-                if stats is not None and "engine" in stats:
-                    # Per transaction type, so a type can be the unit of work.
-                    committed = result.columns["txn_type"][result.columns["status"] == 0]
-                    counts = np.bincount(committed, minlength=len(program.transactions))
-                    stats["engine"]["committed_by_type"] = {
-                        name: int(n)
-                        for name, n in zip(program.transaction_names, counts, strict=False)
-                    }
                 row = SampleRow(
                     sample_id=scheduled.position,
                     condition_id=scheduled.condition_index,

@@ -257,8 +257,8 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
 
 
 def test_unit_of_work_section_from_stored_statistics(sqlite_runs: Runs, tmp_path: Path) -> None:
-    from wannabet.analysis.unit_of_work import unit_of_work_for_run
     from wannabet.render.summary import fmt_num
+    from wannabet.work import unit_of_work_for_run
 
     store = Store(sqlite_runs.results)
     run_id = sqlite_runs.ids["two"]
@@ -442,9 +442,9 @@ def test_report_markdown_fails_as_compare_does(tmp_path: Path) -> None:
 def test_bayes_and_unit_of_work_markdown_are_aligned_and_clean(sqlite_runs: Runs) -> None:
     from dataclasses import replace
 
-    from wannabet.analysis.unit_of_work import unit_of_work_for_run
     from wannabet.render.compare import bayes_markdown
     from wannabet.render.summary import unit_of_work_markdown
+    from wannabet.work import unit_of_work_for_run
 
     bad = "x\x1b[31m|y\nz\u2028w"
     doc = {

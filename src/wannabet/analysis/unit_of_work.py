@@ -21,6 +21,11 @@ is calibrated through the measured point: the fixed (non-CPU) wait is the measur
 minus the model's CPU response at the measured λ, floored at 0 (then the point is drawn at the
 model's value and a note says so).
 
+Where CPU, wait, I/O and commits come from depends on the database: its backend reads them out
+of the stored statistics (a :class:`WorkSource` turning each sample into a :class:`SampleWork`),
+and this module only computes with them. It takes no backend and no store: the service layer
+(:mod:`wannabet.work`) picks the source by the run's target.
+
 References
 ----------
 Shallahamer, C. (2007). *Oracle Performance Firefighting*, ch. 9 (unit-of-work time analysis).
@@ -33,9 +38,9 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -44,37 +49,72 @@ from scipy.special import stdtrit
 
 from wannabet.errors import AnalysisError
 
-if TYPE_CHECKING:
-    from wannabet.store import Store
-
 __all__ = [
     "COMMIT_MISMATCH",
     "Estimate",
     "ResponseCurve",
+    "SampleWork",
     "ServerCheck",
     "UnitOfWork",
     "WaitEvent",
+    "WorkSource",
     "calibrated_curve",
     "erlang_c",
     "mmm_response_ms",
     "response_curve",
+    "statistics_by_condition",
     "t_estimate",
     "unit_of_work",
-    "unit_of_work_for_run",
+    "unit_of_work_by_condition",
     "unit_of_work_from_samples",
 ]
 
 #: relative difference between the engine's and the server's commits that flags a run
 COMMIT_MISMATCH = 0.01
 _CURVE_POINTS = 60
-_PG_IO = (
-    ("wal", "wal_bytes"),
-    ("wal", "wal_sync"),
-    ("database", "blks_read"),
-    ("database", "blks_hit"),
-)
-_CLIENT_IO = ("read_bytes", "write_bytes", "write_calls")
 _TOP_WAITS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class SampleWork:
+    """What one sample's statistics say about the database's work, as totals for the sample.
+
+    None is unknown (never a guess): a sample without CPU or wait adds nothing to that figure.
+    """
+
+    #: CPU seconds the database spent (a server's processes; SQLite: the engine threads)
+    cpu_s: float | None
+    #: seconds waited (sampled wait events; SQLite: busy time minus CPU)
+    wait_s: float | None
+    #: cores the CPU figure is out of
+    cores: int | None = None
+    #: milliseconds the server's sessions were active (PostgreSQL ``active_time``)
+    active_ms: float | None = None
+    #: I/O figures by name, in the order they are reported
+    io: Mapping[str, float] = field(default_factory=dict)
+    #: sampled wait events: (type, event, seconds); counted only when ``wait_s`` is known
+    events: Sequence[tuple[str, str, float]] = ()
+    #: (the engine's commits, the server's commits) when the sample's cross-check is reliable
+    commits: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkSource:
+    """How one backend's stored statistics give the unit-of-work figures.
+
+    A backend declares it (:attr:`wannabet.backends.Backend.work`); the analysis calls
+    ``extract`` on every valid sample's statistics document and labels the figures with the
+    sources. A note is added when the figure it is about is missing or misleading on this
+    backend; None adds no note.
+    """
+
+    cpu_source: str
+    wait_source: str
+    extract: Callable[[Mapping[str, Any]], SampleWork]
+    #: added when no sample has a CPU figure
+    cpu_unknown_note: str | None = None
+    #: added when the wait per unit exceeds the CPU per unit
+    waits_exceed_cpu_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,12 +385,17 @@ def calibrated_curve(
 
 
 def unit_of_work(
-    condition: str, samples: Sequence[Mapping[str, Any]], unit: str = "commit"
+    condition: str,
+    samples: Sequence[Mapping[str, Any]],
+    unit: str = "commit",
+    *,
+    source: WorkSource,
 ) -> UnitOfWork:
     """Unit-of-work figures of one condition from its samples' stored statistics.
 
-    ``samples`` are ``samples.stats`` documents (``docs/results-schema.md``). Samples whose
-    statistics are invalid (a reset, a restart) are left out and counted in ``notes``.
+    ``samples`` are ``samples.stats`` documents (``docs/results-schema.md``); ``source`` is
+    the run's backend's reading of them. Samples whose statistics are invalid (a reset, a
+    restart) are left out and counted in ``notes``.
     ``unit`` is ``"commit"`` (every committed transaction) or a transaction type's name: then
     λ counts that type only, and all CPU and wait time is charged to it, as when an analyst
     picks one business transaction as the unit.
@@ -375,8 +420,6 @@ def unit_of_work(
     event_wait: dict[tuple[str, str], float] = defaultdict(float)
     wait_units = 0
     worst: float | None = None
-    # The PostgreSQL engine always counts server commits; the sampler may still have failed.
-    postgres = any("server_commits" in s["engine"] or "postgres" in s for s in valid)
     warned = list(dict.fromkeys(w for s in samples for w in s.get("warnings", [])))
     notes.extend(f"statistics: {w}" for w in warned)
     cores_seen: list[int] = []
@@ -394,46 +437,24 @@ def unit_of_work(
         lam.append(units / elapsed)
         if eng.get("cpu_s") is not None:
             ecpu.append(eng["cpu_s"] * 1000.0 / units)
-        if postgres:
-            pg = s.get("postgres") or {}
-            cpu_s = pg.get("cpu_s")
-            waits = pg.get("waits") or {}
-            wait_s = waits.get("wait_s") if waits.get("polls") else None
-            cores = pg.get("cores")
-            active_ms = (pg.get("database") or {}).get("active_time")
-            if active_ms is not None:
-                active.append(active_ms / units)
-            for section, key in _PG_IO:
-                value = (pg.get(section) or {}).get(key)
-                if value is not None:
-                    io[key].append(value / units)
-            if wait_s is not None:
-                # Only samples whose sampling completed: ms per unit divides by their units.
-                wait_units += units
-                for ev in waits.get("events", []):
-                    event_wait[(ev["type"], ev["event"])] += ev["wait_s"] * 1000.0
-            if (
-                pg.get("commits_check_reliable")
-                and pg.get("server_commits") is not None
-                and pg.get("engine_commits") is not None
-            ):
-                e_n, s_n = int(pg["engine_commits"]), int(pg["server_commits"])
-                eng_commits += e_n
-                srv_commits += s_n
-                checked += 1
-                if e_n > 0:
-                    worst = max(worst or 0.0, abs(s_n - e_n) / e_n)
-        else:
-            cpu_s = eng.get("cpu_s")
-            busy = eng.get("busy_s")
-            wait_s = max(busy - cpu_s, 0.0) if busy is not None and cpu_s is not None else None
-            proc = s.get("client_process") or {}
-            cores = proc.get("cores")
-            # SQLite takes one write lock per database: units that write are served one at a
-            # time whatever the cores.
-            for key in _CLIENT_IO:
-                if proc.get(key) is not None:
-                    io[key].append(proc[key] / units)
+        work = source.extract(s)
+        cpu_s, wait_s, cores = work.cpu_s, work.wait_s, work.cores
+        if work.active_ms is not None:
+            active.append(work.active_ms / units)
+        for key, value in work.io.items():
+            io[key].append(value / units)
+        if wait_s is not None:
+            # Only samples whose sampling completed: ms per unit divides by their units.
+            wait_units += units
+            for event_type, event, event_s in work.events:
+                event_wait[(event_type, event)] += event_s * 1000.0
+        if work.commits is not None:
+            e_n, s_n = work.commits
+            eng_commits += e_n
+            srv_commits += s_n
+            checked += 1
+            if e_n > 0:
+                worst = max(worst or 0.0, abs(s_n - e_n) / e_n)
         if cores:
             cores_seen.append(int(cores))
         if cpu_s is not None:
@@ -450,8 +471,8 @@ def unit_of_work(
     if not response:
         # No sample has both: each figure over the samples that have it; no response.
         cpu, wait = cpu_only, wait_only
-    if postgres and not cpu and valid:
-        notes.append("server CPU is unknown: no CPU per unit (see the statistics warnings)")
+    if source.cpu_unknown_note and not cpu and valid:
+        notes.append(source.cpu_unknown_note)
     cpu_e, wait_e = t_estimate(cpu), t_estimate(wait)
     resp_e = t_estimate(response)
     total_wait = sum(event_wait.values())
@@ -471,12 +492,13 @@ def unit_of_work(
             notes.append(note)
     elif cpu_e is not None and not cores_seen:
         notes.append("server cores unknown: no response-time curve (run --server-cores N)")
-    if postgres and cpu_e is not None and wait_e is not None and wait_e.mean > cpu_e.mean:
-        notes.append(
-            "waits exceed CPU per unit: the bottleneck is not the CPU (often the WAL flush on"
-            " commit), and the CPU curve does not model that limit; read it as the CPU's share"
-            " only"
-        )
+    if (
+        source.waits_exceed_cpu_note
+        and cpu_e is not None
+        and wait_e is not None
+        and wait_e.mean > cpu_e.mean
+    ):
+        notes.append(source.waits_exceed_cpu_note)
     check = (
         ServerCheck(eng_commits, srv_commits, checked, worst_sample_mismatch=worst)
         if checked
@@ -499,8 +521,8 @@ def unit_of_work(
         response_ms_per_unit=resp_e,
         utilization=t_estimate(util),
         top_waits=top,
-        cpu_source="server processes (/proc)" if postgres else "engine threads",
-        wait_source="sampled wait events" if postgres else "busy time − CPU",
+        cpu_source=source.cpu_source,
+        wait_source=source.wait_source,
         engine_cpu_ms_per_unit=t_estimate(ecpu),
         active_ms_per_unit=t_estimate(active),
         server_check=check,
@@ -510,18 +532,11 @@ def unit_of_work(
     )
 
 
-def unit_of_work_from_samples(
-    rows: Sequence[Mapping[str, Any]], unit: str = "commit"
-) -> list[UnitOfWork]:
-    """Per-condition results from sample rows (``Store.samples``), in condition order.
-
-    Conditions without statistics (imports, ``--no-stats`` runs) are left out.
-
-    Raises
-    ------
-    AnalysisError
-        ``unit`` is neither ``"commit"`` nor a transaction type of the run.
-    """
+def statistics_by_condition(
+    rows: Sequence[Mapping[str, Any]],
+) -> dict[str, list[Mapping[str, Any]]]:
+    """The statistics documents of sample rows (``Store.samples``), per condition in condition
+    order; conditions without statistics (imports, ``--no-stats`` runs) are left out."""
     by_condition: dict[str, list[Mapping[str, Any]]] = {}
     # Conditions in their defined order, as the summary table lists them.
     rows = sorted(rows, key=lambda r: int(r.get("condition_id") or 0))
@@ -531,6 +546,22 @@ def unit_of_work_from_samples(
         if not stats_doc or ("engine" not in stats_doc and "valid" not in stats_doc):
             continue
         by_condition.setdefault(str(row["condition"]), []).append(stats_doc)
+    return by_condition
+
+
+def unit_of_work_by_condition(
+    by_condition: Mapping[str, Sequence[Mapping[str, Any]]],
+    unit: str = "commit",
+    *,
+    source: WorkSource,
+) -> list[UnitOfWork]:
+    """Per-condition results from :func:`statistics_by_condition`, in its order.
+
+    Raises
+    ------
+    AnalysisError
+        ``unit`` is neither ``"commit"`` nor a transaction type of the run.
+    """
     if unit != "commit" and by_condition:
         types = {
             t
@@ -544,9 +575,19 @@ def unit_of_work_from_samples(
                 f"--unit {unit!r} is not a transaction type of this run; use 'commit' or one"
                 f" of: {known}"
             )
-    return [unit_of_work(name, docs, unit) for name, docs in by_condition.items()]
+    return [unit_of_work(name, docs, unit, source=source) for name, docs in by_condition.items()]
 
 
-def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> list[UnitOfWork]:
-    """Per-condition unit-of-work results of a stored run: what summary and report show."""
-    return unit_of_work_from_samples(store.samples(run_id), unit)
+def unit_of_work_from_samples(
+    rows: Sequence[Mapping[str, Any]], unit: str = "commit", *, source: WorkSource
+) -> list[UnitOfWork]:
+    """Per-condition results from sample rows (``Store.samples``), in condition order.
+
+    Conditions without statistics (imports, ``--no-stats`` runs) are left out.
+
+    Raises
+    ------
+    AnalysisError
+        ``unit`` is neither ``"commit"`` nor a transaction type of the run.
+    """
+    return unit_of_work_by_condition(statistics_by_condition(rows), unit, source=source)

@@ -1,12 +1,14 @@
-"""Which samplers a run gets, chosen from its target."""
+"""Which samplers a run gets: every target's, and its backend's."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from wannabet.backends import backend_for
 from wannabet.engine.base import Engine
 from wannabet.model import WAIT_INTERVAL_RANGE_S, WAIT_INTERVAL_S, StatisticsPlan
-from wannabet.samplers.base import Collector, Sampler, StatsWarning
+from wannabet.samplers.base import Collector, Sampler
 from wannabet.samplers.process import EngineSampler, ProcessSampler
 from wannabet.targets import Target, redact
 
@@ -40,37 +42,19 @@ class StatsOptions:
         )
 
 
-def collector_for(target: Target, engine: Engine, options: StatsOptions) -> Collector | None:
+def collector_for(
+    target: Target, engine: Engine, options: StatsOptions, *, transaction_names: Sequence[str]
+) -> Collector | None:
     """The samplers for ``target``; None when statistics are off.
 
-    A sampler that cannot be set up (no permission, psycopg missing) becomes a warning stored
-    with every sample, and the run goes on with the others.
+    Every target gets the engine's and the client process's figures; its backend adds its
+    server's (:attr:`wannabet.backends.Backend.samplers`). A sampler that cannot be set up (no
+    permission, psycopg missing) becomes a warning stored with every sample, and the run goes
+    on with the others. ``transaction_names`` are the program's, in order: the engine's figures
+    count commits per type by them.
     """
     if not options.enabled:
         return None
-    samplers: list[Sampler] = [EngineSampler(), ProcessSampler()]
-    warnings: list[StatsWarning] = []
-    if target.kind == "postgresql":
-        from wannabet.samplers.postgres import PostgresSampler, engine_application_name
-
-        default_name = getattr(engine, "application_name", None)
-        if default_name is None:
-            warnings.append(
-                StatsWarning(
-                    "postgres", "this engine does not name its sessions; no server statistics"
-                )
-            )
-        else:
-            try:
-                samplers.append(
-                    PostgresSampler(
-                        target,
-                        application_name=engine_application_name(target, str(default_name)),
-                        interval_s=options.wait_interval_s,
-                        server_cores=options.server_cores,
-                    )
-                )
-            except Exception as exc:
-                message = redact(str(exc).strip().splitlines()[0], target.password)
-                warnings.append(StatsWarning("postgres", message))
+    server, warnings = backend_for(target.kind).samplers(target, engine, options)
+    samplers: list[Sampler] = [EngineSampler(transaction_names), ProcessSampler(), *server]
     return Collector(samplers, warnings, scrub=lambda text: redact(text, target.password))

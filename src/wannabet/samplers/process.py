@@ -9,6 +9,7 @@ process, they are the database's CPU and I/O.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,8 +28,12 @@ def allowed_cores() -> int | None:
         return count
 
 
-def engine_section(result: SampleResult) -> Section:
-    """What the engine itself reports about a sample (no snapshot needed)."""
+def engine_section(result: SampleResult, transaction_names: Sequence[str] = ()) -> Section:
+    """What the engine itself reports about a sample (no snapshot needed).
+
+    With the program's ``transaction_names`` (in order), ``committed_by_type`` counts the
+    commits of each type, so that a type can be the unit of work.
+    """
     cols = result.columns
     ok = cols["status"] == 0
     start = np.asarray(cols["start_ns"], dtype=np.int64)
@@ -45,6 +50,11 @@ def engine_section(result: SampleResult) -> Section:
         "session_cpu_s": [ns / 1e9 for ns in result.session_cpu_ns],
     }
     values.update({k: int(v) for k, v in result.counters.items()})
+    if transaction_names:
+        counts = np.bincount(cols["txn_type"][ok], minlength=len(transaction_names))
+        values["committed_by_type"] = {
+            name: int(n) for name, n in zip(transaction_names, counts, strict=False)
+        }
     return Section("engine", values)
 
 
@@ -109,11 +119,14 @@ class EngineSampler:
 
     name = "engine"
 
+    def __init__(self, transaction_names: Sequence[str] = ()) -> None:
+        self._names = tuple(transaction_names)
+
     def start(self, interrupted: Interrupted = never) -> None:
         pass
 
     def stop(self, result: SampleResult, interrupted: Interrupted = never) -> Section:
-        return engine_section(result)
+        return engine_section(result, self._names)
 
     def close(self) -> None:
         pass

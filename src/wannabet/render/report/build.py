@@ -352,7 +352,7 @@ def _kde_note(data: ReportData) -> str:
 
 def _stored_unit_of_work(store: Store, runs: Sequence[RunInfo], several: bool) -> UnitOfWork | None:
     """The unit-of-work results of the runs' stored database statistics, if any were taken."""
-    from wannabet.analysis.unit_of_work import unit_of_work_for_run
+    from wannabet.work import unit_of_work_for_run
 
     results: list[Any] = []
     names: list[str] = []

@@ -10,8 +10,8 @@ What one sample gets (deltas between a snapshot right before and right after it)
 - wait events, sampled from ``pg_stat_activity`` every ``interval_s`` while the sample runs
   (the run's own sessions only, found by their ``application_name``): count × interval estimates
   the time the sessions spent waiting on each event. The polls run in the native engine
-  (``wannabet._engine.WaitPoller``), on a thread and a connection of their own, so that no
-  interpreter work is added to each poll;
+  (:class:`wannabet.engine.waits.WaitPoller`), on a thread and a connection of their own, so
+  that no interpreter work is added to each poll;
 - server CPU time of the whole postgres process tree from ``/proc`` (psutil), when the server
   runs on this machine; otherwise it is unknown (``None``), never guessed.
 
@@ -28,16 +28,22 @@ from __future__ import annotations
 
 import time
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import psutil  # type: ignore[import-untyped]
 
-from wannabet.engine.base import SampleResult
+from wannabet.backends.postgresql.url import host_port
+from wannabet.engine.base import Engine, SampleResult
+from wannabet.engine.waits import WaitPoller
+from wannabet.errors import ConnectError, TargetError
 from wannabet.model import WAIT_INTERVAL_S
-from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
+from wannabet.samplers.base import Interrupted, Sampler, Section, StatsWarning, delta, never
 from wannabet.samplers.process import allowed_cores
-from wannabet.targets import Target, host_port, redact
+from wannabet.targets import Target, redact
+
+if TYPE_CHECKING:
+    from wannabet.samplers.factory import StatsOptions
 
 #: how long the snapshot waits for the run's sessions to exit and report their counters
 BACKEND_EXIT_TIMEOUT_S = 10.0
@@ -60,7 +66,7 @@ def engine_application_name(target: Target, default: str) -> str:
 
 
 def engine_host_port(target: Target) -> tuple[str, int]:
-    """The host and port the engine connects to (see :func:`wannabet.targets.host_port`)."""
+    """The host and port the engine connects to (see :func:`~.url.host_port`)."""
     return host_port(target.url)
 
 
@@ -68,6 +74,32 @@ def is_local_host(target: Target) -> bool:
     """True when the engine's host is a loopback address or a Unix-socket directory."""
     host, _ = engine_host_port(target)
     return host.lower() in _LOOPBACK or host.startswith("/")
+
+
+def samplers_for(
+    target: Target, engine: Engine, options: StatsOptions
+) -> tuple[list[Sampler], list[StatsWarning]]:
+    """The server's statistics sampler, or a warning that says why there is none.
+
+    The sampler finds the run's sessions by their ``application_name``, so an engine that does
+    not name them gets none; a sampler that cannot be set up (no permission, psycopg missing)
+    becomes a warning stored with every sample, and the run goes on without it.
+    """
+    default_name = getattr(engine, "application_name", None)
+    if default_name is None:
+        warning = "this engine does not name its sessions; no server statistics"
+        return [], [StatsWarning(PostgresSampler.name, warning)]
+    try:
+        sampler = PostgresSampler(
+            target,
+            application_name=engine_application_name(target, str(default_name)),
+            interval_s=options.wait_interval_s,
+            server_cores=options.server_cores,
+        )
+    except Exception as exc:
+        message = redact(str(exc).strip().splitlines()[0], target.password)
+        return [], [StatsWarning(PostgresSampler.name, message)]
+    return [sampler], []
 
 
 class PostgresSampler:
@@ -128,7 +160,7 @@ class PostgresSampler:
                 prepare_threshold=None,
             )
         except psycopg.Error as exc:
-            raise RuntimeError(self._scrub(f"cannot open a statistics connection: {exc}")) from None
+            raise ConnectError(self._scrub(f"cannot open a statistics connection: {exc}")) from None
 
     def _setup(self) -> None:
         self.notes = []  # found again by this set-up: a reconnect must not repeat them
@@ -147,22 +179,20 @@ class PostgresSampler:
         self._statements = self._has_statements()
         self._waits = self._open_poller()
 
-    def _open_poller(self) -> Any:
+    def _open_poller(self) -> WaitPoller:
         """The wait-event poller's own connection, its start-up and prepare already reported
         (so that its only transactions inside a sample are its polls and one flush)."""
-        from wannabet import _engine  # type: ignore[attr-defined]
-
         poller = None
         try:
-            poller = _engine.WaitPoller(
+            poller = WaitPoller(
                 self._target.url, self._app, self._interval, STATEMENT_TIMEOUT_MS / 1000
             )
             if self._can_flush:
                 poller.query(FLUSH_SQL)
-        except _engine.EngineError as exc:
+        except TargetError as exc:
             if poller is not None:
                 poller.close()
-            raise RuntimeError(
+            raise ConnectError(
                 self._scrub(f"cannot open the wait-event connection: {_first(exc)}")
             ) from None
         self._poller_failed = False  # a new connection: the old one's failure is behind it
@@ -184,7 +214,7 @@ class PostgresSampler:
                     self._waits.close()
                     self._waits = self._open_poller()
                     return
-                except RuntimeError:
+                except ConnectError:
                     pass  # the server may be gone too: start over below
         self._close_connections()
         self._conn = self._connect()
@@ -192,13 +222,11 @@ class PostgresSampler:
         self._disabled = set()
 
     def _poller_usable(self) -> bool:
-        from wannabet import _engine  # type: ignore[attr-defined]
-
         if self._waits is None or self._poller_failed or self._waits.closed:
             return False
         try:
             self._waits.query(FLUSH_SQL if self._can_flush else "SELECT 1")
-        except _engine.EngineError:
+        except TargetError:
             return False
         return True
 
@@ -438,9 +466,7 @@ class PostgresSampler:
         bounds) and push the poller's counters out before the closing snapshot."""
         if not self._polling:
             return None
-        from wannabet import _engine  # type: ignore[attr-defined]
-
-        counts: dict[str, Any] = self._waits.stop()
+        counts: dict[str, Any] = dict(self._waits.stop())
         self._polling = False
         # Each poll is one committed transaction of the poller's; a failed one is not.
         self._own_commits += counts["polls"]
@@ -450,7 +476,7 @@ class PostgresSampler:
                 self._waits.query(FLUSH_SQL)
                 self._own_commits += 1
                 counts["flushed"] = True
-            except _engine.EngineError as exc:
+            except TargetError as exc:
                 counts["error"] = _first(exc)
         if counts["error"] is not None:
             # Reopened by the next start(); closed only then, so that its backend is still

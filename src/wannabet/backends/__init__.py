@@ -1,0 +1,126 @@
+"""The databases wannabet drives: one descriptor per backend, and the registry that finds it.
+
+Everything that differs between databases is declared once, in the backend's own package
+(``backends/sqlite/``, ``backends/postgresql/``), by a :class:`Backend`: the URL schemes it
+accepts and how it parses them, its placeholder style, what the environment probe asks it, which
+samplers a run on it gets, and how its stored statistics give the unit-of-work figures. The rest
+of wannabet asks the registry (:func:`backend_for`, :func:`backend_for_url`) and never compares
+``target.kind`` itself, so a kind nobody declared fails loudly instead of getting another
+database's logic.
+
+Adding a backend is one more package here (listed in :data:`_PACKAGES`) and its Rust module in
+``native/src/backend/`` (named by :attr:`Backend.engine`).
+
+The descriptor's callables are thin: each backend imports its samplers and its statistics
+extraction only when asked, so parsing a URL loads neither psycopg nor SciPy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from wannabet.errors import TargetError
+from wannabet.targets import redact
+
+if TYPE_CHECKING:
+    from wannabet.analysis.unit_of_work import WorkSource
+    from wannabet.engine.base import Engine
+    from wannabet.samplers.base import Sampler, StatsWarning
+    from wannabet.samplers.factory import StatsOptions
+    from wannabet.targets import Target
+
+__all__ = [
+    "Backend",
+    "backend_for",
+    "backend_for_scheme",
+    "backend_for_url",
+    "backends",
+    "examples",
+]
+
+#: the backends' packages, in the order errors list them; each defines ``BACKEND``
+_PACKAGES = ("wannabet.backends.sqlite", "wannabet.backends.postgresql")
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """What wannabet needs to know about one kind of database."""
+
+    #: the name stored with every run (``runs.target_kind``) and held by ``Target.kind``
+    kind: str
+    #: URL schemes that select this backend, lower case (``postgresql://``, ``postgres://``)
+    schemes: tuple[str, ...]
+    #: a URL shown when a target is not understood
+    example: str
+    #: the Rust module that drives it: ``native/src/backend/<engine>.rs``
+    engine: str
+    #: how the compiled program writes bind parameters: ``$1`` or ``?``
+    placeholder_style: Literal["dollar", "qmark"]
+    #: ``(url, key) -> Target``; a bad URL raises :class:`~wannabet.errors.SpecError`
+    parse: Callable[[str, str], Target]
+    #: the password a target URL carries, if any (to scrub it from messages)
+    password: Callable[[str], str | None]
+    #: the environment probe: ``server``, ``server_version`` and ``server_settings``; being the
+    #: first query of a run, it is also the connectivity check
+    probe: Callable[[Engine, Target], dict[str, Any]]
+    #: the samplers of its server statistics, and warnings for the ones it could not set up;
+    #: the engine's and the client process's samplers are every backend's and not listed
+    samplers: Callable[[Target, Engine, StatsOptions], tuple[list[Sampler], list[StatsWarning]]]
+    #: how its stored statistics give CPU, wait, I/O and commits per sample (unit of work)
+    work: Callable[[], WorkSource]
+
+
+@cache
+def backends() -> tuple[Backend, ...]:
+    """Every backend, in the order errors list them."""
+    found = tuple(importlib.import_module(name).BACKEND for name in _PACKAGES)
+    schemes = [s for b in found for s in b.schemes]
+    kinds = [b.kind for b in found]
+    if len(set(schemes)) != len(schemes) or len(set(kinds)) != len(kinds):
+        raise AssertionError(f"two backends claim one kind or scheme: {kinds}, {schemes}")
+    return found
+
+
+def backend_for(kind: str) -> Backend:
+    """The backend of a target kind (``Target.kind``, ``runs.target_kind``).
+
+    Raises
+    ------
+    TargetError
+        No backend declares this kind.
+    """
+    for backend in backends():
+        if backend.kind == kind:
+            return backend
+    known = ", ".join(b.kind for b in backends())
+    raise TargetError(f"no backend for target kind {kind!r}; wannabet knows: {known}")
+
+
+def backend_for_scheme(scheme: str) -> Backend | None:
+    """The backend a URL scheme selects (any case), or None when none does."""
+    scheme = scheme.lower()
+    return next((b for b in backends() if scheme in b.schemes), None)
+
+
+def backend_for_url(url: str) -> Backend:
+    """The backend a (possibly redacted) target URL selects.
+
+    Raises
+    ------
+    TargetError
+        The URL's scheme is no backend's.
+    """
+    scheme = url.split(":", 1)[0] if ":" in url else ""
+    backend = backend_for_scheme(scheme)
+    if backend is None:
+        raise TargetError(f"no backend for the target {redact(url)!r}; {examples()}")
+    return backend
+
+
+def examples() -> str:
+    """``use <example> or <example>``: what an error about a target suggests."""
+    return "use " + " or ".join(b.example for b in backends())

@@ -1,0 +1,57 @@
+"""Unit-of-work figures from a PostgreSQL sample's statistics (``stats["postgres"]``).
+
+CPU is the server's process tree (``/proc``), wait the sampled non-idle wait events; both are
+unknown when the server runs elsewhere or its sampler failed, never taken from the client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from wannabet.analysis.unit_of_work import SampleWork, WorkSource
+
+#: I/O per unit: (section of the PostgreSQL statistics, figure)
+_IO = (
+    ("wal", "wal_bytes"),
+    ("wal", "wal_sync"),
+    ("database", "blks_read"),
+    ("database", "blks_hit"),
+)
+
+
+def extract(stats: Mapping[str, Any]) -> SampleWork:
+    pg = stats.get("postgres") or {}
+    waits = pg.get("waits") or {}
+    io = {}
+    for section, key in _IO:
+        value = (pg.get(section) or {}).get(key)
+        if value is not None:
+            io[key] = value
+    reliable = (
+        pg.get("commits_check_reliable")
+        and pg.get("server_commits") is not None
+        and pg.get("engine_commits") is not None
+    )
+    return SampleWork(
+        cpu_s=pg.get("cpu_s"),
+        wait_s=waits.get("wait_s") if waits.get("polls") else None,
+        cores=pg.get("cores"),
+        active_ms=(pg.get("database") or {}).get("active_time"),
+        io=io,
+        events=[(ev["type"], ev["event"], ev["wait_s"]) for ev in waits.get("events", [])],
+        commits=(int(pg["engine_commits"]), int(pg["server_commits"])) if reliable else None,
+    )
+
+
+WORK = WorkSource(
+    cpu_source="server processes (/proc)",
+    wait_source="sampled wait events",
+    extract=extract,
+    cpu_unknown_note="server CPU is unknown: no CPU per unit (see the statistics warnings)",
+    waits_exceed_cpu_note=(
+        "waits exceed CPU per unit: the bottleneck is not the CPU (often the WAL flush on"
+        " commit), and the CPU curve does not model that limit; read it as the CPU's share"
+        " only"
+    ),
+)

@@ -1,0 +1,46 @@
+"""SQLite: a database file opened by every session, inside the engine's own threads.
+
+The engine drives it through ``native/src/backend/sqlite.rs`` (rusqlite). It has no server, so
+it adds no sampler of its own: the engine's and the client process's figures are its figures.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wannabet.backends import Backend
+from wannabet.backends.sqlite.probe import probe
+from wannabet.backends.sqlite.url import KIND, parse, password
+
+if TYPE_CHECKING:
+    from wannabet.analysis.unit_of_work import WorkSource
+    from wannabet.engine.base import Engine
+    from wannabet.samplers.base import Sampler, StatsWarning
+    from wannabet.samplers.factory import StatsOptions
+    from wannabet.targets import Target
+
+
+def _samplers(
+    target: Target, engine: Engine, options: StatsOptions
+) -> tuple[list[Sampler], list[StatsWarning]]:
+    return [], []
+
+
+def _work() -> WorkSource:
+    from wannabet.backends.sqlite.work import WORK
+
+    return WORK
+
+
+BACKEND = Backend(
+    kind=KIND,
+    schemes=("sqlite",),
+    example="sqlite:///file.db",
+    engine="sqlite",
+    placeholder_style="qmark",
+    parse=parse,
+    password=password,
+    probe=probe,
+    samplers=_samplers,
+    work=_work,
+)

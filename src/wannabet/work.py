@@ -1,0 +1,38 @@
+"""Unit-of-work figures of a stored run: its samples' statistics, read by its backend.
+
+The analysis (:mod:`wannabet.analysis.unit_of_work`) is pure and takes the backend's reading
+of the statistics as an argument; this is where a stored run meets both: the store gives the
+samples and the run's target, the registry the target's backend.
+"""
+
+from __future__ import annotations
+
+from wannabet.analysis.unit_of_work import (
+    UnitOfWork,
+    statistics_by_condition,
+    unit_of_work_by_condition,
+)
+from wannabet.backends import backend_for_url
+from wannabet.store import Store
+
+__all__ = ["unit_of_work_for_run"]
+
+
+def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> list[UnitOfWork]:
+    """Per-condition unit-of-work results of a stored run: what summary and report show.
+
+    Runs without statistics (imports, ``--no-stats`` runs) give an empty list.
+
+    Raises
+    ------
+    AnalysisError
+        ``unit`` is neither ``"commit"`` nor a transaction type of the run.
+    TargetError
+        The run has statistics but its target is no backend's.
+    """
+    by_condition = statistics_by_condition(store.samples(run_id))
+    if not by_condition:
+        return []
+    # The stored target is the URL with its password scrubbed; its scheme names the backend.
+    backend = backend_for_url(store.run(run_id).target or "")
+    return unit_of_work_by_condition(by_condition, unit, source=backend.work())
