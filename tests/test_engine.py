@@ -134,6 +134,19 @@ def test_abort_on_error_raises(target: Target) -> None:
         sample(target, "INSERT INTO uniq VALUES (1);", count=10, on_error="abort")
 
 
+def test_a_refused_prepare_names_the_statement_and_its_transaction(target: Target) -> None:
+    """The engine reports which statement the database refused as attributes, not only in the
+    message, so that the runner can point at its line without parsing text."""
+    with pytest.raises(QueryError) as info:
+        sample(target, "SELECT 1;\nSELECT * FROM no_such_table;", count=1)
+    error = info.value
+    assert (error.statement, error.transaction) == (2, "t1")
+    assert error.reason is not None and "no_such_table" in error.reason
+    assert str(error).startswith(
+        f"prepare failed for statement 2 of transaction 't1': {error.reason}"
+    )
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("server", ["postgres", "tls_postgres"])
 def test_abort_cancels_the_statements_other_sessions_are_running(

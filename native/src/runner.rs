@@ -225,6 +225,21 @@ pub struct Fatal {
     pub kind: FatalKind,
     pub message: String,
     pub code: Option<String>,
+    /// Set when the database refused to prepare one of the workload's statements.
+    pub prepare: Option<PrepareFailure>,
+}
+
+/// Which statement a refused prepare was, for the caller to point at the
+/// line of the experiment file, and the driver's own words.
+#[derive(Clone, Debug)]
+pub struct PrepareFailure {
+    /// Index of the transaction type in the plan.
+    pub transaction_index: usize,
+    pub transaction: String,
+    /// The statement's number within its transaction's script, from 1.
+    pub statement: usize,
+    /// The driver's message.
+    pub reason: String,
 }
 
 struct Shared {
@@ -415,6 +430,7 @@ impl Sample {
                         kind: FatalKind::Panic,
                         message: format!("cannot start session thread: {e}"),
                         code: None,
+                        prepare: None,
                     });
                     break;
                 }
@@ -503,6 +519,7 @@ impl Sample {
                 kind: FatalKind::Panic,
                 message: m,
                 code: None,
+                prepare: None,
             });
         }
         let Some(anchor) = self.shared.gate.t0() else {
@@ -510,6 +527,7 @@ impl Sample {
                 kind: FatalKind::Panic,
                 message: "sample stopped before it started".into(),
                 code: None,
+                prepare: None,
             });
         };
         Ok(merge(outs, anchor))
@@ -639,6 +657,7 @@ fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
                 kind,
                 message,
                 code: e.code,
+                prepare: None,
             });
         }
         // `out.finished` is set by run_loop: it must not include the session
@@ -652,6 +671,7 @@ fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
                 kind: FatalKind::Panic,
                 message: panic_text(&p),
                 code: None,
+                prepare: None,
             });
             ThreadOut::default()
         }
@@ -695,6 +715,7 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
                 kind,
                 message: format!("session SQL failed: {}", e.message),
                 code: e.code,
+                prepare: None,
             });
             return false;
         }
@@ -710,13 +731,20 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
             } else {
                 FatalKind::Query
             };
+            let name = &plan.transactions[t].name;
             sh.fail(Fatal {
                 kind,
                 message: format!(
-                    "prepare failed for statement {k} of transaction '{}': {}",
-                    plan.transactions[t].name, e.message
+                    "prepare failed for statement {k} of transaction '{name}': {}",
+                    e.message
                 ),
                 code: e.code,
+                prepare: Some(PrepareFailure {
+                    transaction_index: t,
+                    transaction: name.clone(),
+                    statement: k,
+                    reason: e.message,
+                }),
             });
             return false;
         }
@@ -929,6 +957,7 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
                     kind,
                     message: e.message,
                     code: e.code,
+                    prepare: None,
                 });
                 return;
             }
