@@ -27,7 +27,11 @@ pyo3::create_exception!(
     "A statement failed; a refused prepare also names the statement (`.statement`, from 1), its transaction (`.transaction`, `.transaction_index`) and the driver's message (`.reason`)."
 );
 
-pub(crate) fn engine_err<T: PyTypeInfo>(py: Python<'_>, message: String, code: Option<String>) -> PyErr {
+pub(crate) fn engine_err<T: PyTypeInfo>(
+    py: Python<'_>,
+    message: String,
+    code: Option<String>,
+) -> PyErr {
     let err = PyErr::from_type(T::type_object(py), message);
     // Every instance carries `.code`, so callers never need getattr defaults.
     if let Err(e) = err.value(py).setattr("code", code) {
@@ -77,4 +81,3 @@ pub(crate) fn db_err(py: Python<'_>, e: DbError) -> PyErr {
         _ => query_err(py, e),
     }
 }
-
