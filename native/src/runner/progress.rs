@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use super::sample::Sample;
 
 /// 16 linear sub-buckets per power of two: <= 6.25% relative error.
-pub(super) const SUB_BITS: u32 = 4;
-pub(super) const SUB: usize = 1 << SUB_BITS;
+const SUB_BITS: u32 = 4;
+const SUB: usize = 1 << SUB_BITS;
 pub(super) const BUCKETS: usize = (64 - SUB_BITS as usize + 1) * SUB;
 
 pub(super) fn bucket_of(ns: u64) -> usize {
@@ -35,7 +35,7 @@ pub(super) fn bucket_value(b: usize) -> f64 {
 pub struct ThreadStats {
     pub(super) ok: AtomicU64,
     pub(super) errors: AtomicU64,
-    pub(super) hist: Box<[AtomicU64]>,
+    hist: Box<[AtomicU64]>,
 }
 
 impl ThreadStats {
@@ -48,7 +48,7 @@ impl ThreadStats {
     }
 
     #[inline]
-    pub(super) fn bump(a: &AtomicU64) {
+    fn bump(a: &AtomicU64) {
         a.store(a.load(Relaxed) + 1, Relaxed);
     }
 

@@ -50,7 +50,7 @@ pub(super) struct Shared {
     pub(super) claimed: AtomicU64,
     pub(super) gate: Gate,
     pub(super) stats: Vec<ThreadStats>,
-    pub(super) fatal: Mutex<Option<Fatal>>,
+    fatal: Mutex<Option<Fatal>>,
     pub(super) finished: Mutex<usize>,
     pub(super) finished_cv: Condvar,
     /// Every session registers here so a stop can cancel in-flight statements.
@@ -94,14 +94,14 @@ pub(super) struct Rec {
 pub(super) const CHUNK: usize = 1 << 16;
 /// How long a failing session spends cancelling the others' statements (an
 /// unreachable server must not hold up the error).
-pub(super) const FAIL_CANCEL_GRACE: Duration = Duration::from_secs(2);
+const FAIL_CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Default)]
 pub(super) struct ThreadOut {
     pub(super) chunks: Vec<Vec<Rec>>,
     /// Local code table; recs refer to it and are remapped at merge time.
-    pub(super) codes: Vec<String>,
-    pub(super) code_index: HashMap<String, i32>,
+    codes: Vec<String>,
+    code_index: HashMap<String, i32>,
     pub(super) messages: Vec<(String, String)>,
     pub(super) lost: bool,
     pub(super) finished: Option<Instant>,
@@ -191,7 +191,7 @@ pub fn thread_cpu_ns() -> u64 {
 
 pub struct Sample {
     pub(super) shared: Arc<Shared>,
-    pub(super) handles: Vec<JoinHandle<ThreadOut>>,
+    handles: Vec<JoinHandle<ThreadOut>>,
 }
 
 impl Sample {
@@ -310,7 +310,7 @@ pub(super) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     format!("engine thread panicked: {m}")
 }
 
-pub(super) fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
+fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
     let n: usize = outs
         .iter()
         .flat_map(|o| o.chunks.iter())

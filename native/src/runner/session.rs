@@ -16,7 +16,7 @@ use crate::backend::{self, DbError, Session, Status, WithSession};
 use crate::script::{eval, Prng, ScriptError, Value};
 
 /// Counts the thread as finished however it exits, so the waiter never hangs.
-pub(super) struct FinishGuard<'a>(&'a Shared);
+struct FinishGuard<'a>(&'a Shared);
 
 impl Drop for FinishGuard<'_> {
     fn drop(&mut self) {
@@ -68,10 +68,10 @@ pub(super) fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
     }
 }
 
-pub(super) struct SessionJob<'a> {
+struct SessionJob<'a> {
     pub(super) sh: &'a Shared,
     pub(super) idx: usize,
-    pub(super) out: &'a mut ThreadOut,
+    out: &'a mut ThreadOut,
 }
 
 impl WithSession for SessionJob<'_> {
@@ -92,7 +92,7 @@ impl WithSession for SessionJob<'_> {
 
 /// Session SQL and prepares, before the clock starts. False on failure
 /// (already reported).
-pub(super) fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
+fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
     let plan = &sh.plan;
     for sql in &plan.session_sql {
         if let Err(e) = s.batch_execute(sql) {
@@ -143,7 +143,7 @@ pub(super) fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
 }
 
 /// Sleeps until `t`, in slices so a stop request is noticed; false if stopped.
-pub(super) fn sleep_until(t: Instant, stop: &AtomicBool) -> bool {
+fn sleep_until(t: Instant, stop: &AtomicBool) -> bool {
     const SLICE: Duration = Duration::from_millis(50);
     loop {
         if stop.load(Relaxed) {
@@ -157,13 +157,13 @@ pub(super) fn sleep_until(t: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
-pub(super) fn script_err(e: ScriptError) -> DbError {
+fn script_err(e: ScriptError) -> DbError {
     DbError::new(Status::Script, None, e.0)
 }
 
 /// Runs one transaction's commands once. Nothing here allocates unless
 /// something fails.
-pub(super) fn run_script<S: Session>(
+fn run_script<S: Session>(
     s: &mut S,
     txn: &Transaction,
     slots: &mut [Value],
@@ -200,13 +200,7 @@ pub(super) fn run_script<S: Session>(
     Ok(())
 }
 
-pub(super) fn run_loop<S: Session>(
-    s: &mut S,
-    sh: &Shared,
-    idx: usize,
-    out: &mut ThreadOut,
-    t0: Anchor,
-) {
+fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut, t0: Anchor) {
     let plan = &sh.plan;
     let stats = &sh.stats[idx];
     let mut slots = plan.slots.clone();
