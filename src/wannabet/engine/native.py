@@ -29,7 +29,7 @@ else:
     _MISSING = None
 
 
-def _native() -> None:
+def _check_built() -> None:
     if _MISSING is not None:  # pragma: no cover - only on a broken install
         raise WannabetError(
             "the native engine is not built; reinstall with `pip install .` (needs Rust)"
@@ -103,7 +103,7 @@ class NativeEngine:
     """Thread-per-session load engine written in Rust."""
 
     def __init__(self) -> None:
-        _native()
+        _check_built()
 
     @property
     def version(self) -> str:
