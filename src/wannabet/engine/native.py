@@ -97,6 +97,11 @@ def translated(target: Target) -> Iterator[None]:
         # The spec validates what it can; anything the engine still refuses is reported,
         # not dumped as a traceback.
         raise WannabetError(f"the engine refused the workload: {exc}") from None
+    except TypeError as exc:
+        # A request attribute out of its Rust type's range ("failed to extract field ...").
+        if not isinstance(exc.__cause__, ValueError | OverflowError):
+            raise
+        raise WannabetError(f"the engine refused the workload: {exc}: {exc.__cause__}") from None
 
 
 class NativeEngine:
