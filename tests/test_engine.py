@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from wannabet.engine import STATUS_NAMES, NativeEngine, SampleRequest, SampleResult, compile_program
-from wannabet.errors import ConnectError, QueryError
+from wannabet.errors import ConnectError, QueryError, WannabetError
 from wannabet.spec import parse_experiment
 from wannabet.targets import Target, parse_target
 from wannabet.testing import ThrowawayPostgres
@@ -132,6 +132,27 @@ def test_abort_on_error_raises(target: Target) -> None:
     ENGINE.execute(target, "CREATE TABLE uniq (id INTEGER PRIMARY KEY)")
     with pytest.raises(QueryError):
         sample(target, "INSERT INTO uniq VALUES (1);", count=10, on_error="abort")
+
+
+def test_a_request_value_out_of_the_engines_range_is_reported_not_raised_raw(
+    tmp_path: Path,
+) -> None:
+    t = parse_target(f"sqlite:///{tmp_path / 'range.db'}")
+    with pytest.raises(WannabetError, match=r"the engine refused the workload: .*max_tries"):
+        sample(t, "SELECT 1;", count=1, max_tries=2**40)
+
+
+def test_a_refused_prepare_names_the_statement_and_its_transaction(target: Target) -> None:
+    """The engine reports which statement the database refused as attributes, not only in the
+    message, so that the runner can point at its line without parsing text."""
+    with pytest.raises(QueryError) as info:
+        sample(target, "SELECT 1;\nSELECT * FROM no_such_table;", count=1)
+    error = info.value
+    assert (error.statement, error.transaction) == (2, "t1")
+    assert error.reason is not None and "no_such_table" in error.reason
+    assert str(error).startswith(
+        f"prepare failed for statement 2 of transaction 't1': {error.reason}"
+    )
 
 
 @pytest.mark.postgres

@@ -60,20 +60,38 @@ pub enum Func {
 }
 
 impl Func {
+    /// Every function, in the order the script dialect documents them.
+    pub const ALL: [Func; 10] = [
+        Func::Random,
+        Func::RandomGaussian,
+        Func::RandomExponential,
+        Func::RandomZipfian,
+        Func::Abs,
+        Func::Least,
+        Func::Greatest,
+        Func::Int,
+        Func::Double,
+        Func::Sqrt,
+    ];
+
+    /// The name a script calls the function by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Random => "random",
+            Func::RandomGaussian => "random_gaussian",
+            Func::RandomExponential => "random_exponential",
+            Func::RandomZipfian => "random_zipfian",
+            Func::Abs => "abs",
+            Func::Least => "least",
+            Func::Greatest => "greatest",
+            Func::Int => "int",
+            Func::Double => "double",
+            Func::Sqrt => "sqrt",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Func> {
-        Some(match s {
-            "random" => Func::Random,
-            "random_gaussian" => Func::RandomGaussian,
-            "random_exponential" => Func::RandomExponential,
-            "random_zipfian" => Func::RandomZipfian,
-            "abs" => Func::Abs,
-            "least" => Func::Least,
-            "greatest" => Func::Greatest,
-            "int" => Func::Int,
-            "double" => Func::Double,
-            "sqrt" => Func::Sqrt,
-            _ => return None,
-        })
+        Func::ALL.into_iter().find(|f| f.name() == s)
     }
 
     /// Accepted argument counts (min, max); checked once when the plan is built.
@@ -419,6 +437,14 @@ mod tests {
     }
     fn f(v: f64) -> Expr {
         Expr::Float(v)
+    }
+
+    #[test]
+    fn every_function_parses_by_its_name() {
+        for f in Func::ALL {
+            assert_eq!(Func::parse(f.name()), Some(f));
+        }
+        assert_eq!(Func::parse("nope"), None);
     }
     fn op(o: Op, a: Expr, b: Expr) -> Expr {
         Expr::Op(o, Box::new(a), Box::new(b))

@@ -66,9 +66,30 @@ class ConnectError(TargetError):
 
 
 class QueryError(TargetError):
-    """A statement sent to the target failed; ``index`` numbers it within a batch, from 0."""
+    """A statement sent to the target failed.
+
+    ``index`` numbers it within a batch, from 0. When the database refused to prepare a
+    statement of the workload, ``statement`` numbers it within its transaction's script (from
+    1), ``transaction`` names that transaction and ``reason`` is the database's message.
+    """
 
     index: int | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        index: int | None = None,
+        statement: int | None = None,
+        transaction: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        super().__init__(message, code=code)
+        self.index = index
+        self.statement = statement
+        self.transaction = transaction
+        self.reason = reason
 
 
 class StoreError(WannabetError):

@@ -14,7 +14,6 @@ The order of events, and why:
 from __future__ import annotations
 
 import dataclasses
-import re
 import signal
 import threading
 import time
@@ -355,28 +354,26 @@ def run_experiment(
     return RunOutcome(run_id=run_id, status="complete", samples=done, failed_conditions=failed)
 
 
-_PREPARE_FAILED = re.compile(r"prepare failed for statement (\d+) of transaction '(.*?)': (.*)")
-
-
 def _located(exc: QueryError, experiment: Experiment) -> QueryError:
     """A statement the database refused to prepare, named by its line in the experiment file."""
-    match = _PREPARE_FAILED.search(str(exc))
-    if match is None:
+    k, name, why = exc.statement, exc.transaction, exc.reason
+    if k is None or name is None or why is None:
         return exc
-    k, name, why = int(match[1]), match[2], match[3]
     for transaction in experiment.workload.transactions:
         statements = transaction.script.statements
         if transaction.name == name and 0 < k <= len(statements):
             where = experiment.source_path or "<experiment>"
             if transaction.script_line is not None:
                 where += f":{transaction.script_line + statements[k - 1].line - 1}"
-            located = QueryError(
+            return QueryError(
                 f"{where}: the database refused statement {k} of transaction {name!r}: {why};"
                 " fix the SQL",
                 code=exc.code,
+                index=exc.index,
+                statement=k,
+                transaction=name,
+                reason=why,
             )
-            located.index = exc.index
-            return located
     return exc
 
 

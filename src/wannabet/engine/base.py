@@ -12,7 +12,8 @@ from wannabet.engine.program import Program
 from wannabet.model import OnError
 from wannabet.targets import Target
 
-#: index → name of the ``status`` column; 0 is success
+#: index → name of the ``status`` column; 0 is success (the engine's own copy is
+#: ``_engine.STATUS_NAMES``, and ``tests/test_engine_boundary.py`` holds this one to it)
 STATUS_NAMES: tuple[str, ...] = (
     "ok",
     "error",

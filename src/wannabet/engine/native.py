@@ -1,106 +1,154 @@
 """The Rust engine (``wannabet._engine``) behind the :class:`~wannabet.engine.base.Engine` contract.
 
-Driver errors become :class:`~wannabet.errors.ConnectError` / :class:`~wannabet.errors.QueryError`
-here, with any password scrubbed from the message.
+Every call into the extension goes through ``wannabet.engine``, and every error it raises
+becomes one of :mod:`wannabet.errors` in :func:`translated`, the one mapping: ``ConnectError``
+→ :class:`~wannabet.errors.ConnectError`, any other ``EngineError`` →
+:class:`~wannabet.errors.QueryError` (with the statement and transaction of a refused prepare as
+attributes), a refused workload (``ValueError``) → :class:`~wannabet.errors.WannabetError`. Any
+password is scrubbed from the messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
+
+from numpy.typing import NDArray
 
 from wannabet.engine.base import COLUMNS, Progress, SampleRequest, SampleResult
 from wannabet.errors import ConnectError, QueryError, WannabetError
 from wannabet.targets import Target, redact
 
+try:
+    from wannabet import _engine
+except ImportError as exc:  # pragma: no cover - only on a broken install
+    _MISSING: ImportError | None = exc
+else:
+    _MISSING = None
 
-def _native() -> Any:
-    try:
-        from wannabet import _engine  # type: ignore[attr-defined]
-    except ImportError as exc:  # pragma: no cover - only on a broken install
+
+def _check_built() -> None:
+    if _MISSING is not None:  # pragma: no cover - only on a broken install
         raise WannabetError(
             "the native engine is not built; reinstall with `pip install .` (needs Rust)"
-        ) from exc
-    return _engine
+        ) from _MISSING
+
+
+@dataclass(frozen=True, slots=True)
+class _NativeRequest:
+    """The attributes ``_engine.run_sample`` reads (``_engine.SampleCall``)."""
+
+    target: str
+    sessions: int
+    transactions: Sequence[tuple[str, int, Sequence[tuple[Any, ...]]]]
+    session_sql: tuple[str, ...]
+    slots: tuple[int | float | None, ...]
+    client_id_slot: int
+    duration_ns: int
+    max_transactions: int
+    seed: int
+    on_error: str
+    max_tries: int
+    rate: float
+
+    @classmethod
+    def of(cls, target: Target, request: SampleRequest) -> _NativeRequest:
+        program = request.program
+        return cls(
+            target=target.url,
+            sessions=request.sessions,
+            transactions=program.transactions,
+            session_sql=request.session_sql,
+            slots=program.slots,
+            client_id_slot=program.client_id_slot,
+            duration_ns=request.duration_ns,
+            max_transactions=request.max_transactions,
+            seed=request.seed,
+            on_error=request.on_error,
+            max_tries=request.max_tries,
+            rate=request.rate,
+        )
+
+
+@contextmanager
+def translated(target: Target) -> Iterator[None]:
+    """Turn the engine's exceptions raised inside the block into :mod:`wannabet.errors`."""
+    try:
+        yield
+    except _engine.ConnectError as exc:
+        message = redact(str(exc), target.password)
+        raise ConnectError(
+            f"cannot connect to {target.display}: {message}", code=exc.code
+        ) from None
+    except _engine.QueryError as exc:
+        raise QueryError(
+            redact(str(exc), target.password),
+            code=exc.code,
+            index=exc.index,
+            statement=exc.statement,
+            transaction=exc.transaction,
+            reason=None if exc.reason is None else redact(exc.reason, target.password),
+        ) from None
+    except _engine.EngineError as exc:
+        raise QueryError(redact(str(exc), target.password), code=exc.code) from None
+    except (ValueError, OverflowError) as exc:
+        # The spec validates what it can; anything the engine still refuses is reported,
+        # not dumped as a traceback.
+        raise WannabetError(f"the engine refused the workload: {exc}") from None
+    except TypeError as exc:
+        # A request attribute out of its Rust type's range ("failed to extract field ...").
+        if not isinstance(exc.__cause__, ValueError | OverflowError):
+            raise
+        raise WannabetError(f"the engine refused the workload: {exc}: {exc.__cause__}") from None
 
 
 class NativeEngine:
     """Thread-per-session load engine written in Rust."""
 
     def __init__(self) -> None:
-        self._lib = _native()
+        _check_built()
 
     @property
     def version(self) -> str:
-        return str(self._lib.version())
+        return _engine.version()
 
     @property
     def application_name(self) -> str:
         """The ``application_name`` of PostgreSQL sessions whose URL names none."""
-        return str(self._lib.APPLICATION_NAME)
+        return _engine.APPLICATION_NAME
 
     def execute(self, target: Target, sql: str) -> None:
-        with self._translated(target):
-            self._lib.execute(target.url, sql)
+        with translated(target):
+            _engine.execute(target.url, sql)
 
     def execute_many(self, target: Target, statements: list[str]) -> None:
-        with self._translated(target):
-            self._lib.execute_many(target.url, statements)
+        with translated(target):
+            _engine.execute_many(target.url, statements)
 
     def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
-        with self._translated(target):
-            return [tuple(row) for row in self._lib.query(target.url, sql)]
+        with translated(target):
+            return [tuple(row) for row in _engine.query(target.url, sql)]
 
     def run_sample(
         self, target: Target, request: SampleRequest, progress: Progress | None = None
     ) -> SampleResult:
-        program = request.program
-        with self._translated(target):
-            raw = self._lib.run_sample(
-                target.url,
-                request.sessions,
-                list(program.transactions),
-                list(request.session_sql),
-                list(program.slots),
-                program.client_id_slot,
-                request.duration_ns,
-                request.max_transactions,
-                request.seed,
-                request.on_error,
-                request.max_tries,
-                request.rate,
-                progress,
-            )
-        columns = {name: raw["columns"][name].astype(dtype, copy=False) for name, dtype in COLUMNS}
+        with translated(target):
+            raw = _engine.run_sample(_NativeRequest.of(target, request), progress)
+        arrays = cast("Mapping[str, NDArray[Any]]", raw["columns"])
+        columns: dict[str, NDArray[Any]] = {
+            name: arrays[name].astype(dtype, copy=False) for name, dtype in COLUMNS
+        }
         return SampleResult(
-            t0_ns=int(raw["t0_ns"]),
-            end_ns=int(raw["end_ns"]),
+            t0_ns=raw["t0_ns"],
+            end_ns=raw["end_ns"],
             columns=columns,
             error_codes=tuple(raw["error_codes"]),
             error_messages={
                 k: redact(v, target.password) for k, v in raw["error_messages"].items()
             },
-            sessions_lost=int(raw["sessions_lost"]),
-            session_cpu_ns=tuple(int(ns) for ns in raw["session_cpu_ns"]),
-            counters={str(k): int(v) for k, v in raw["counters"].items()},
+            sessions_lost=raw["sessions_lost"],
+            session_cpu_ns=tuple(raw["session_cpu_ns"]),
+            counters=dict(raw["counters"]),
         )
-
-    @contextmanager
-    def _translated(self, target: Target) -> Iterator[None]:
-        try:
-            yield
-        except self._lib.ConnectError as exc:
-            message = redact(str(exc), target.password)
-            raise ConnectError(
-                f"cannot connect to {target.display}: {message}", code=getattr(exc, "code", None)
-            ) from None
-        except self._lib.EngineError as exc:
-            message = redact(str(exc), target.password)
-            error = QueryError(message, code=getattr(exc, "code", None))
-            error.index = getattr(exc, "index", None)
-            raise error from None
-        except (ValueError, OverflowError) as exc:
-            # The spec validates what it can; anything the engine still refuses is reported,
-            # not dumped as a traceback.
-            raise WannabetError(f"the engine refused the workload: {exc}") from None

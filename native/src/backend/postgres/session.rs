@@ -1,0 +1,382 @@
+//! `PgSession`: connect, prepare, execute, the engine's `Session` interface,
+//! and the classification of driver errors into statuses.
+
+use std::error::Error as StdError;
+use std::future::poll_fn;
+use std::io;
+use std::sync::atomic::Ordering::Relaxed;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use tokio_postgres::config::SslMode;
+use tokio_postgres::error::Severity;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Config, Row, SimpleQueryMessage, Statement};
+
+use super::driver::{run, run_until, Driver, PgConnection};
+use super::io::{open_socket, CancelInfo, Connector, Peer};
+use super::params::{convert, Kind, Param};
+use crate::backend::tls::{Mode as TlsMode, Tls};
+use crate::backend::{DbError, DbResult, Session, Status};
+use crate::script::Value;
+
+struct Prepared {
+    stmt: Statement,
+    kinds: Vec<Kind>,
+}
+
+pub struct PgSession {
+    /// Option so that Drop can release it first and let the connection say goodbye.
+    pub(super) client: Option<Client>,
+    pub(super) conn: PgConnection,
+    pub(super) driver: Driver,
+    stmts: Vec<Prepared>,
+    /// Reused across executions: no allocation per statement on our side.
+    pub(super) params: Vec<Param>,
+    pub(super) peer: Peer,
+    pub(super) tls: Tls,
+    pub(super) host: Option<String>,
+}
+
+/// Parameter lists longer than this fall back to a heap-allocated slice.
+const INLINE_PARAMS: usize = 32;
+
+impl PgSession {
+    pub fn connect(cfg: &Config, tls: &Tls) -> DbResult<PgSession> {
+        match PgSession::connect_once(cfg, tls) {
+            // libpq's prefer: a TLS handshake that fails (a protocol or cipher
+            // rustls does not offer) falls back to a plain connection.
+            Err(e) if tls.mode == TlsMode::Prefer && e.message.contains("TLS handshake") => {
+                let mut plain = cfg.clone();
+                plain.ssl_mode(SslMode::Disable);
+                PgSession::connect_once(&plain, &Tls::disabled())
+            }
+            r => r,
+        }
+    }
+
+    fn connect_once(cfg: &Config, tls: &Tls) -> DbResult<PgSession> {
+        let conn_err = |m: String| DbError::new(Status::Connection, None, m);
+        let (mut sock, name, peer, host) = open_socket(cfg).map_err(conn_err)?;
+        // libpq never uses TLS on a Unix socket, whatever sslmode says.
+        let unix = matches!(peer, Peer::Unix(_));
+        let local;
+        let (cfg, tls) = if unix && tls.mode != TlsMode::Disable {
+            let mut c = cfg.clone();
+            c.ssl_mode(SslMode::Disable);
+            local = (c, Tls::disabled());
+            (&local.0, &local.1)
+        } else {
+            (cfg, tls)
+        };
+        if tls.mode != TlsMode::Disable {
+            sock.skip = 1; // the answer to the SSLRequest
+        }
+        let driver = Driver::new(sock.fd, sock.io.clone());
+        let deadline = cfg.get_connect_timeout().map(|t| Instant::now() + *t);
+        let connector = Connector::new(tls, host.as_deref(), sock.io.clone());
+        let (client, conn) = driver
+            .block_on(cfg.connect_raw(sock, connector), deadline)
+            .map_err(|e| conn_err(format!("{name}: {e}")))?
+            .map_err(|e| {
+                let mut err = classify(e);
+                err.status = Status::Connection;
+                err
+            })?;
+        Ok(PgSession {
+            client: Some(client),
+            conn,
+            driver,
+            stmts: Vec::new(),
+            params: Vec::new(),
+            peer,
+            tls: tls.clone(),
+            host,
+        })
+    }
+
+    pub fn cancel_info(&self) -> CancelInfo {
+        CancelInfo {
+            token: self.client().cancel_token(),
+            peer: self.peer.clone(),
+            tls: self.tls.clone(),
+            host: self.host.clone(),
+        }
+    }
+
+    pub(super) fn client(&self) -> &Client {
+        self.client.as_ref().expect("client lives until drop")
+    }
+
+    /// Prepares a statement for `query_prepared` (statistics queries; the
+    /// workload's statements go through `Session::prepare`).
+    pub fn prepare_raw(&mut self, sql: &str, timeout: Duration) -> DbResult<Statement> {
+        let client = self.client.as_ref().expect("open");
+        let deadline = Some(Instant::now() + timeout);
+        run_until(&self.driver, &mut self.conn, client.prepare(sql), deadline)
+            .map_err(timed_out)?
+            .map_err(|e| self.classify(e))
+    }
+
+    /// Runs a prepared statement and returns its rows, or errs once `timeout`
+    /// has passed without an answer.
+    pub fn query_prepared(
+        &mut self,
+        stmt: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+        timeout: Duration,
+    ) -> DbResult<Vec<Row>> {
+        let client = self.client.as_ref().expect("open");
+        let deadline = Some(Instant::now() + timeout);
+        run_until(
+            &self.driver,
+            &mut self.conn,
+            client.query(stmt, params),
+            deadline,
+        )
+        .map_err(timed_out)?
+        .map_err(|e| self.classify(e))
+    }
+
+    /// A simple-protocol query whose rows come back as text, or an error
+    /// once `timeout` has passed without an answer.
+    pub fn query_text_within(
+        &mut self,
+        sql: &str,
+        timeout: Duration,
+    ) -> DbResult<Vec<Vec<Option<String>>>> {
+        let client = self.client.as_ref().expect("open");
+        let deadline = Some(Instant::now() + timeout);
+        let msgs = run_until(
+            &self.driver,
+            &mut self.conn,
+            client.simple_query(sql),
+            deadline,
+        )
+        .map_err(timed_out)?
+        .map_err(|e| self.classify(e))?;
+        Ok(text_rows(msgs))
+    }
+
+    /// True once the server closed the connection or a call found it dead.
+    pub fn is_closed(&self) -> bool {
+        self.client().is_closed()
+    }
+
+    /// A dead connection is a connection failure whatever error reported it.
+    pub(super) fn classify(&self, e: tokio_postgres::Error) -> DbError {
+        let mut err = classify(e);
+        if self.client().is_closed() {
+            err.status = Status::Connection;
+        }
+        err
+    }
+}
+
+impl Drop for PgSession {
+    fn drop(&mut self) {
+        // Dropping the client queues a Terminate; drive the connection until it
+        // has been sent so the server sees a clean goodbye, not a reset.
+        self.client = None;
+        let conn = &mut self.conn;
+        let deadline = Some(Instant::now() + Duration::from_secs(1));
+        let _ = self.driver.block_on(
+            poll_fn(|cx| loop {
+                match conn.poll_message(cx) {
+                    Poll::Ready(Some(Ok(_))) => {}
+                    Poll::Ready(_) => return Poll::Ready(()),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }),
+            deadline,
+        );
+    }
+}
+
+impl Session for PgSession {
+    fn batch_execute(&mut self, sql: &str) -> DbResult<()> {
+        let client = self.client.as_ref().expect("open");
+        run(&self.driver, &mut self.conn, client.batch_execute(sql)).map_err(|e| self.classify(e))
+    }
+
+    fn prepare(&mut self, sql: &str, n_params: usize) -> DbResult<()> {
+        let client = self.client.as_ref().expect("open");
+        let stmt =
+            run(&self.driver, &mut self.conn, client.prepare(sql)).map_err(|e| self.classify(e))?;
+        let types = stmt.params();
+        if types.len() != n_params {
+            return Err(DbError::new(
+                Status::Error,
+                None,
+                format!(
+                    "statement has {} parameters but {} values are bound",
+                    types.len(),
+                    n_params
+                ),
+            ));
+        }
+        let mut kinds = Vec::with_capacity(types.len());
+        for (i, ty) in types.iter().enumerate() {
+            match Kind::of(ty) {
+                Some(k) => kinds.push(k),
+                None => {
+                    return Err(DbError::new(
+                        Status::Error,
+                        None,
+                        format!(
+                            "parameter ${} has type {}, which cannot be bound from a number; \
+                             cast the placeholder in the SQL, e.g. :id::int8",
+                            i + 1,
+                            ty.name()
+                        ),
+                    ))
+                }
+            }
+        }
+        self.params.reserve(kinds.len());
+        self.stmts.push(Prepared { stmt, kinds });
+        Ok(())
+    }
+
+    fn execute(&mut self, stmt: usize, values: &[Value]) -> DbResult<()> {
+        let Prepared { stmt, kinds } = &self.stmts[stmt];
+        let client = self.client.as_ref().expect("open");
+        self.params.clear();
+        for (i, (k, v)) in kinds.iter().zip(values).enumerate() {
+            self.params.push(convert(*k, *v).map_err(|m| {
+                DbError::new(Status::Script, None, format!("parameter ${}: {m}", i + 1))
+            })?);
+        }
+        let n = self.params.len();
+        // `execute` (not `query`) reads and counts rows without materializing them.
+        let r = if n <= INLINE_PARAMS {
+            let mut refs: [&(dyn ToSql + Sync); INLINE_PARAMS] = [&Param::I16(0); INLINE_PARAMS];
+            for (slot, p) in refs.iter_mut().zip(&self.params) {
+                *slot = p;
+            }
+            run(
+                &self.driver,
+                &mut self.conn,
+                client.execute(stmt, &refs[..n]),
+            )
+        } else {
+            let refs: Vec<&(dyn ToSql + Sync)> = self
+                .params
+                .iter()
+                .map(|p| p as &(dyn ToSql + Sync))
+                .collect();
+            run(&self.driver, &mut self.conn, client.execute(stmt, &refs))
+        };
+        r.map(|_| ()).map_err(|e| self.classify(e))
+    }
+
+    fn rollback_if_needed(&mut self) -> DbResult<()> {
+        // ROLLBACK outside a transaction costs a round trip and a server
+        // WARNING, so only send it when the last ReadyForQuery said we are in
+        // one. The server flushes an ErrorResponse before its ReadyForQuery,
+        // so the status may still be the one from before the failed statement:
+        // that can only err towards an unneeded ROLLBACK (e.g. a failed
+        // COMMIT seen as 'T'), never skip a needed one, because a single
+        // extended-protocol statement cannot fail its way into a transaction.
+        if self.driver.io.txn_status.load(Relaxed) == b'I' {
+            return Ok(());
+        }
+        let client = self.client.as_ref().expect("open");
+        run(
+            &self.driver,
+            &mut self.conn,
+            client.batch_execute("ROLLBACK"),
+        )
+        .map_err(|e| self.classify(e))
+    }
+
+    fn counters(&self) -> Vec<(&'static str, i64)> {
+        vec![(
+            "server_commits",
+            self.driver.io.commits.load(Relaxed) as i64,
+        )]
+    }
+
+    fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        let client = self.client.as_ref().expect("open");
+        let msgs = run(&self.driver, &mut self.conn, client.simple_query(sql))
+            .map_err(|e| self.classify(e))?;
+        Ok(text_rows(msgs))
+    }
+}
+
+fn text_rows(msgs: Vec<SimpleQueryMessage>) -> Vec<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    for m in msgs {
+        if let SimpleQueryMessage::Row(row) = m {
+            out.push(
+                (0..row.len())
+                    .map(|i| row.get(i).map(str::to_string))
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+/// A call that got no answer in time: the connection is as good as lost.
+fn timed_out(e: io::Error) -> DbError {
+    DbError::new(
+        Status::Connection,
+        None,
+        format!("no answer from the server: {e}"),
+    )
+}
+
+pub fn classify(e: tokio_postgres::Error) -> DbError {
+    let code = e.code().map(|c| c.code().to_string());
+    let status = match code.as_deref() {
+        Some("40001") => Status::Serialization,
+        Some("40P01") => Status::Deadlock,
+        Some("55P03") => Status::Lock,
+        Some(c) if c.starts_with("23") => Status::Constraint,
+        Some(c) if c.starts_with("08") => Status::Connection,
+        Some(_) => Status::Error,
+        None if e.is_closed() || is_io(&e) => Status::Connection,
+        None => Status::Error,
+    };
+    // FATAL (e.g. 57P01 admin shutdown) means the server is closing this
+    // connection: the session cannot go on whatever the SQLSTATE class.
+    let fatal = e.as_db_error().is_some_and(|db| {
+        matches!(
+            db.parsed_severity(),
+            Some(Severity::Fatal | Severity::Panic)
+        )
+    });
+    let status = if fatal { Status::Connection } else { status };
+    let message = match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(d) => format!("{} (DETAIL: {d})", db.message()),
+            None => db.message().to_string(),
+        },
+        // tokio-postgres messages and their causes never include the
+        // connection parameters; the cause says why ("Connection refused").
+        None => {
+            let mut m = e.to_string();
+            let mut src = e.source();
+            while let Some(s) = src {
+                m.push_str(": ");
+                m.push_str(&s.to_string());
+                src = s.source();
+            }
+            m
+        }
+    };
+    DbError::new(status, code, message)
+}
+
+fn is_io(e: &tokio_postgres::Error) -> bool {
+    let mut src = e.source();
+    while let Some(s) = src {
+        if s.is::<std::io::Error>() {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}

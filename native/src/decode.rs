@@ -1,0 +1,262 @@
+//! Decoding of a sample request: the Python tuples of a compiled program
+//! (`wannabet.engine.program`) into the runner's `Plan`, checked once per
+//! call, never per transaction.
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyFloat, PyInt, PyTuple};
+
+use crate::runner::{Command, Plan, SqlText, Transaction};
+use crate::script::{Expr, Func, Op, Value};
+
+pub(crate) fn bad(msg: impl Into<String>) -> PyErr {
+    PyValueError::new_err(msg.into())
+}
+
+fn tuple<'py>(o: &Bound<'py, PyAny>, what: &str) -> PyResult<Bound<'py, PyTuple>> {
+    o.cast::<PyTuple>()
+        .cloned()
+        .map_err(|_| bad(format!("{what} must be a tuple")))
+}
+
+fn slot_index(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<usize> {
+    let i: i64 = o.extract()?;
+    if i < 0 || i as usize >= n_slots {
+        return Err(bad(format!(
+            "slot index {i} out of range (have {n_slots} slots)"
+        )));
+    }
+    Ok(i as usize)
+}
+
+fn parse_expr(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<Expr> {
+    let t = tuple(o, "expression")?;
+    let tag: String = t.get_item(0)?.extract()?;
+    Ok(match tag.as_str() {
+        "int" => Expr::Int(t.get_item(1)?.extract()?),
+        "float" => Expr::Float(t.get_item(1)?.extract()?),
+        "var" => Expr::Var(slot_index(&t.get_item(1)?, n_slots)?),
+        "neg" => Expr::Neg(Box::new(parse_expr(&t.get_item(1)?, n_slots)?)),
+        "op" => {
+            let op: String = t.get_item(1)?.extract()?;
+            let op = Op::parse(&op).ok_or_else(|| bad(format!("unknown operator {op:?}")))?;
+            Expr::Op(
+                op,
+                Box::new(parse_expr(&t.get_item(2)?, n_slots)?),
+                Box::new(parse_expr(&t.get_item(3)?, n_slots)?),
+            )
+        }
+        "call" => {
+            let name: String = t.get_item(1)?.extract()?;
+            let f = Func::parse(&name).ok_or_else(|| bad(format!("unknown function {name:?}")))?;
+            let args = t
+                .get_item(2)?
+                .try_iter()?
+                .map(|a| parse_expr(&a?, n_slots))
+                .collect::<PyResult<Vec<_>>>()?;
+            let (lo, hi) = f.arity();
+            if args.len() < lo || args.len() > hi {
+                return Err(bad(format!("wrong number of arguments for {name}()")));
+            }
+            Expr::Call(f, args)
+        }
+        _ => return Err(bad(format!("unknown expression tag {tag:?}"))),
+    })
+}
+
+fn parse_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if o.is_none() {
+        Ok(Value::Unset)
+    } else if o.is_instance_of::<PyFloat>() {
+        Ok(Value::Float(o.extract()?))
+    } else if o.is_instance_of::<PyInt>() {
+        Ok(Value::Int(o.extract()?))
+    } else {
+        Err(bad("slot values must be int, float or None"))
+    }
+}
+
+struct SqlDedup {
+    sqls: Vec<SqlText>,
+    index: HashMap<String, usize>,
+}
+
+fn parse_command(
+    o: &Bound<'_, PyAny>,
+    n_slots: usize,
+    dedup: &mut SqlDedup,
+    origin: (usize, usize),
+) -> PyResult<Command> {
+    let t = tuple(o, "command")?;
+    let tag: String = t.get_item(0)?.extract()?;
+    Ok(match tag.as_str() {
+        "set" => Command::Set(
+            slot_index(&t.get_item(1)?, n_slots)?,
+            parse_expr(&t.get_item(2)?, n_slots)?,
+        ),
+        "sleep" => {
+            let unit: i64 = t.get_item(2)?.extract()?;
+            if unit < 0 {
+                return Err(bad("sleep unit must be >= 0"));
+            }
+            Command::Sleep(parse_expr(&t.get_item(1)?, n_slots)?, unit as u64)
+        }
+        "sql" => {
+            let text: String = t.get_item(1)?.extract()?;
+            let params = t
+                .get_item(2)?
+                .try_iter()?
+                .map(|p| slot_index(&p?, n_slots))
+                .collect::<PyResult<Vec<_>>>()?;
+            let next = dedup.sqls.len();
+            let id = *dedup.index.entry(text.clone()).or_insert(next);
+            if id == next {
+                dedup.sqls.push(SqlText {
+                    text,
+                    n_params: params.len(),
+                    origin,
+                });
+            } else if dedup.sqls[id].n_params != params.len() {
+                return Err(bad(
+                    "the same SQL text is used with different parameter counts",
+                ));
+            }
+            Command::Sql(id, params)
+        }
+        _ => return Err(bad(format!("unknown command tag {tag:?}"))),
+    })
+}
+
+fn parse_transactions(
+    o: &Bound<'_, PyAny>,
+    n_slots: usize,
+) -> PyResult<(Vec<Transaction>, Vec<SqlText>)> {
+    let mut dedup = SqlDedup {
+        sqls: Vec::new(),
+        index: HashMap::new(),
+    };
+    let mut txns = Vec::new();
+    for (ti, item) in o.try_iter()?.enumerate() {
+        let t = tuple(&item?, "transaction")?;
+        let name: String = t.get_item(0)?.extract()?;
+        let weight: u64 = t.get_item(1)?.extract()?;
+        let mut commands = Vec::new();
+        let mut n_sql = 0;
+        for c in t.get_item(2)?.try_iter()? {
+            let c = c?;
+            let is_sql = tuple(&c, "command")?.get_item(0)?.extract::<String>()? == "sql";
+            if is_sql {
+                n_sql += 1;
+            }
+            commands.push(parse_command(&c, n_slots, &mut dedup, (ti, n_sql))?);
+        }
+        txns.push(Transaction {
+            name,
+            weight,
+            commands,
+        });
+    }
+    if txns.is_empty() {
+        return Err(bad("no transactions"));
+    }
+    if txns.len() > i16::MAX as usize {
+        return Err(bad("too many transaction types"));
+    }
+    let total = txns
+        .iter()
+        .try_fold(0u64, |acc, t| acc.checked_add(t.weight));
+    if total.is_none_or(|w| w == 0) {
+        return Err(bad("transaction weights must add up to a positive number"));
+    }
+    Ok((txns, dedup.sqls))
+}
+
+fn parse_seed(o: &Bound<'_, PyAny>) -> PyResult<u64> {
+    // Any int is a fine seed; negative ones wrap.
+    match o.extract::<u64>() {
+        Ok(v) => Ok(v),
+        Err(_) => Ok(o.extract::<i64>()? as u64),
+    }
+}
+
+/// The `on_error` values a request may carry: go on after a failed
+/// transaction, or stop the sample.
+pub(crate) const ON_ERROR: [&str; 2] = ["continue", "abort"];
+
+/// What `run_sample` needs, read from the attributes of one Python object
+/// (`wannabet.engine.native._NativeRequest`, a frozen dataclass).
+#[derive(FromPyObject)]
+pub(crate) struct SampleCall<'py> {
+    #[pyo3(attribute)]
+    pub target: String,
+    #[pyo3(attribute)]
+    sessions: usize,
+    #[pyo3(attribute)]
+    transactions: Bound<'py, PyAny>,
+    #[pyo3(attribute)]
+    session_sql: Vec<String>,
+    #[pyo3(attribute)]
+    slots: Bound<'py, PyAny>,
+    #[pyo3(attribute)]
+    client_id_slot: i64,
+    #[pyo3(attribute)]
+    duration_ns: u64,
+    #[pyo3(attribute)]
+    max_transactions: u64,
+    #[pyo3(attribute)]
+    seed: Bound<'py, PyAny>,
+    #[pyo3(attribute)]
+    on_error: String,
+    #[pyo3(attribute)]
+    max_tries: u32,
+    #[pyo3(attribute)]
+    rate: f64,
+}
+
+impl SampleCall<'_> {
+    /// The checked plan of the sample.
+    pub fn plan(&self) -> PyResult<Plan> {
+        let slots = self
+            .slots
+            .try_iter()?
+            .map(|v| parse_value(&v?))
+            .collect::<PyResult<Vec<_>>>()?;
+        let (transactions, sqls) = parse_transactions(&self.transactions, slots.len())?;
+        if self.sessions == 0 {
+            return Err(bad("sessions must be >= 1"));
+        }
+        if self.duration_ns == 0 && self.max_transactions == 0 {
+            return Err(bad("need a duration or a transaction count"));
+        }
+        let abort_on_error = match self.on_error.as_str() {
+            "continue" => false,
+            "abort" => true,
+            _ => return Err(bad("on_error must be 'continue' or 'abort'")),
+        };
+        let rate = self.rate;
+        if !(rate >= 0.0 && rate.is_finite()) {
+            return Err(bad("rate must be >= 0"));
+        }
+        let client_id_slot = match self.client_id_slot {
+            -1 => None,
+            i if i >= 0 && (i as usize) < slots.len() => Some(i as usize),
+            _ => return Err(bad("client_id_slot out of range")),
+        };
+        Ok(Plan {
+            transactions,
+            sqls,
+            session_sql: self.session_sql.clone(),
+            slots,
+            client_id_slot,
+            sessions: self.sessions,
+            duration_ns: self.duration_ns,
+            max_transactions: self.max_transactions,
+            seed: parse_seed(&self.seed)?,
+            abort_on_error,
+            max_tries: self.max_tries.max(1),
+            rate,
+        })
+    }
+}

@@ -1,0 +1,17 @@
+//! The runner: one sample of a workload, with a thread per session, a
+//! shared start line, one clock, and per-thread columnar records merged at
+//! the end. `plan` is what to run, `gate` the start line, `session` a
+//! session's thread, `progress` the live counters, `sample` the whole.
+
+mod gate;
+mod plan;
+mod progress;
+mod sample;
+mod session;
+#[cfg(test)]
+mod tests;
+
+pub use gate::Anchor;
+pub use plan::{Command, Plan, SqlText, Transaction};
+pub use progress::{Progress, ThreadStats};
+pub use sample::{thread_cpu_ns, Columns, Fatal, FatalKind, PrepareFailure, Sample, SampleResult};

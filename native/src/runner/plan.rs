@@ -1,0 +1,44 @@
+//! The plan of a sample: the workload as the runner executes it, decoded
+//! once from Python (see `decode`) before anything starts.
+
+use crate::script::{Expr, Value};
+
+pub enum Command {
+    Set(usize, Expr),
+    Sleep(Expr, u64),
+    /// Index into `Plan::sqls` and the slots whose values are the parameters.
+    Sql(usize, Vec<usize>),
+}
+
+pub struct Transaction {
+    pub name: String,
+    pub weight: u64,
+    pub commands: Vec<Command>,
+}
+
+/// A distinct SQL text, prepared once per connection.
+pub struct SqlText {
+    pub text: String,
+    pub n_params: usize,
+    /// Where it first appears, for error messages: (transaction, 1-based statement number).
+    pub origin: (usize, usize),
+}
+
+pub struct Plan {
+    pub transactions: Vec<Transaction>,
+    pub sqls: Vec<SqlText>,
+    pub session_sql: Vec<String>,
+    pub slots: Vec<Value>,
+    pub client_id_slot: Option<usize>,
+    pub sessions: usize,
+    pub duration_ns: u64,
+    pub max_transactions: u64,
+    pub seed: u64,
+    pub abort_on_error: bool,
+    pub max_tries: u32,
+    pub rate: f64,
+}
+
+pub(super) const STREAM_CHOOSE: u64 = 0;
+pub(super) const STREAM_FUNC: u64 = 1;
+pub(super) const STREAM_THROTTLE: u64 = 2;

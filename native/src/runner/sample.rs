@@ -1,0 +1,390 @@
+//! One sample: a thread per session, its shared state and first fatal
+//! error, the per-thread records and their merge into columns.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::gate::{Anchor, Gate, GateState};
+use super::plan::Plan;
+use super::progress::ThreadStats;
+use super::session::thread_main;
+use crate::backend::{Canceller, DbError, Target};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FatalKind {
+    Connect,
+    Query,
+    Panic,
+}
+
+#[derive(Clone, Debug)]
+pub struct Fatal {
+    pub kind: FatalKind,
+    pub message: String,
+    pub code: Option<String>,
+    /// Set when the database refused to prepare one of the workload's statements.
+    pub prepare: Option<PrepareFailure>,
+}
+
+/// Which statement a refused prepare was, for the caller to point at the
+/// line of the experiment file, and the driver's own words.
+#[derive(Clone, Debug)]
+pub struct PrepareFailure {
+    /// Index of the transaction type in the plan.
+    pub transaction_index: usize,
+    pub transaction: String,
+    /// The statement's number within its transaction's script, from 1.
+    pub statement: usize,
+    /// The driver's message.
+    pub reason: String,
+}
+
+pub(super) struct Shared {
+    pub(super) plan: Plan,
+    pub(super) target: Target,
+    /// Set when the sample's data will be discarded: abort, Ctrl-C, callback error.
+    pub(super) stop: AtomicBool,
+    pub(super) claimed: AtomicU64,
+    pub(super) gate: Gate,
+    pub(super) stats: Vec<ThreadStats>,
+    fatal: Mutex<Option<Fatal>>,
+    pub(super) finished: Mutex<usize>,
+    pub(super) finished_cv: Condvar,
+    /// Every session registers here so a stop can cancel in-flight statements.
+    pub(super) cancel: Canceller,
+}
+
+impl Shared {
+    /// Records the first fatal error and stops everybody, cancelling the
+    /// statements other sessions are running: a session in a long statement
+    /// would otherwise hold the failed sample open until it returned.
+    pub(super) fn fail(&self, f: Fatal) {
+        let mut slot = self.fatal.lock().unwrap();
+        let first = slot.is_none();
+        if first {
+            *slot = Some(f);
+        }
+        drop(slot);
+        self.stop.store(true, Relaxed);
+        self.gate.breakdown();
+        if first {
+            self.cancel.cancel(Instant::now() + FAIL_CANCEL_GRACE);
+        }
+    }
+}
+
+/// One attempt group; 40 bytes, stored row-wise per thread and split into
+/// columns once at the end.
+#[derive(Clone, Copy)]
+pub(super) struct Rec {
+    pub(super) intended: i64,
+    pub(super) start: i64,
+    pub(super) end: i64,
+    pub(super) error_code: i32,
+    pub(super) retries: i32,
+    pub(super) txn: i16,
+    pub(super) status: i8,
+}
+
+/// Rows in fixed-size chunks: growth never copies what is already recorded,
+/// so no transaction pays for a large reallocation.
+pub(super) const CHUNK: usize = 1 << 16;
+/// How long a failing session spends cancelling the others' statements (an
+/// unreachable server must not hold up the error).
+const FAIL_CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Default)]
+pub(super) struct ThreadOut {
+    pub(super) chunks: Vec<Vec<Rec>>,
+    /// Local code table; recs refer to it and are remapped at merge time.
+    codes: Vec<String>,
+    code_index: HashMap<String, i32>,
+    pub(super) messages: Vec<(String, String)>,
+    pub(super) lost: bool,
+    pub(super) finished: Option<Instant>,
+    /// CPU time of this session's thread while it ran transactions.
+    pub(super) cpu_ns: u64,
+    /// The client's counters of the database's work (see Session::counters).
+    pub(super) counters: Vec<(&'static str, i64)>,
+}
+
+impl ThreadOut {
+    #[inline]
+    pub(super) fn push(&mut self, r: Rec) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < c.capacity() => c.push(r),
+            _ => {
+                let mut c = Vec::with_capacity(CHUNK);
+                c.push(r);
+                self.chunks.push(c);
+            }
+        }
+    }
+
+    /// Error path only: allocation is fine here.
+    pub(super) fn code_of(&mut self, e: &DbError) -> i32 {
+        let key = match &e.code {
+            Some(c) => c.clone(),
+            None => {
+                // Code-less failures still keep their first message, keyed by status.
+                let k = e.status.name();
+                if !self.messages.iter().any(|(c, _)| c == k) {
+                    self.messages.push((k.to_string(), e.message.clone()));
+                }
+                return -1;
+            }
+        };
+        if let Some(&i) = self.code_index.get(&key) {
+            return i;
+        }
+        let i = self.codes.len() as i32;
+        self.codes.push(key.clone());
+        self.messages.push((key.clone(), e.message.clone()));
+        self.code_index.insert(key, i);
+        i
+    }
+}
+
+pub struct Columns {
+    pub session: Vec<i32>,
+    pub txn_type: Vec<i16>,
+    pub intended_start_ns: Vec<i64>,
+    pub start_ns: Vec<i64>,
+    pub end_ns: Vec<i64>,
+    pub status: Vec<i8>,
+    pub error_code: Vec<i32>,
+    pub retries: Vec<i32>,
+}
+
+pub struct SampleResult {
+    pub t0_ns: i64,
+    pub end_ns: i64,
+    pub columns: Columns,
+    pub error_codes: Vec<String>,
+    /// First message per code, in first-seen order.
+    pub error_messages: Vec<(String, String)>,
+    pub sessions_lost: u64,
+    /// Per session: thread CPU time of the transaction loop.
+    pub session_cpu_ns: Vec<u64>,
+    /// Summed over sessions, in first-seen order.
+    pub counters: Vec<(String, i64)>,
+}
+
+/// CPU time consumed by the calling thread (CLOCK_THREAD_CPUTIME_ID).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+// The sample
+
+pub struct Sample {
+    pub(super) shared: Arc<Shared>,
+    handles: Vec<JoinHandle<ThreadOut>>,
+}
+
+impl Sample {
+    pub fn start(plan: Plan, target: Target) -> Result<Sample, Fatal> {
+        let n = plan.sessions;
+        let shared = Arc::new(Shared {
+            stats: (0..n).map(|_| ThreadStats::new()).collect(),
+            plan,
+            target,
+            stop: AtomicBool::new(false),
+            claimed: AtomicU64::new(0),
+            gate: Gate {
+                state: Mutex::new(GateState {
+                    arrived: 0,
+                    broken: false,
+                    t0: None,
+                }),
+                cv: Condvar::new(),
+            },
+            fatal: Mutex::new(None),
+            finished: Mutex::new(0),
+            finished_cv: Condvar::new(),
+            cancel: Canceller::default(),
+        });
+        let mut handles = Vec::with_capacity(n);
+        for idx in 0..n {
+            let sh = Arc::clone(&shared);
+            let h = std::thread::Builder::new()
+                .name(format!("wannabet-session-{idx}"))
+                .spawn(move || thread_main(sh, idx));
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    shared.fail(Fatal {
+                        kind: FatalKind::Panic,
+                        message: format!("cannot start session thread: {e}"),
+                        code: None,
+                        prepare: None,
+                    });
+                    break;
+                }
+            }
+        }
+        Ok(Sample { shared, handles })
+    }
+
+    /// Waits up to `timeout` for all sessions to finish; true when they have.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let n = self.handles.len();
+        let done = self.shared.finished.lock().unwrap();
+        let (done, _) = self
+            .shared
+            .finished_cv
+            .wait_timeout_while(done, timeout, |d| *d < n)
+            .unwrap();
+        *done >= n
+    }
+
+    /// Asks every session to stop; what they recorded will be discarded.
+    pub fn stop(&self) {
+        self.shared.stop.store(true, Relaxed);
+        self.shared.gate.breakdown();
+    }
+
+    /// After `stop`: cancels the statements sessions are running (e.g. a long
+    /// pg_sleep) so the server does not keep running them; gives up at `deadline`.
+    /// False if no session had connected yet.
+    pub fn cancel_running(&self, deadline: Instant) -> bool {
+        self.shared.cancel.cancel(deadline)
+    }
+
+    pub fn started(&self) -> bool {
+        self.shared.gate.t0().is_some()
+    }
+
+    /// Joins every thread (they must have finished or been stopped) and
+    /// merges their records.
+    pub fn finish(self) -> Result<SampleResult, Fatal> {
+        let mut outs = Vec::with_capacity(self.handles.len());
+        let mut panic_msg = None;
+        for h in self.handles {
+            match h.join() {
+                Ok(o) => outs.push(o),
+                Err(p) => panic_msg = Some(panic_text(&p)),
+            }
+        }
+        if let Some(f) = self.shared.fatal.lock().unwrap().take() {
+            return Err(f);
+        }
+        if let Some(m) = panic_msg {
+            return Err(Fatal {
+                kind: FatalKind::Panic,
+                message: m,
+                code: None,
+                prepare: None,
+            });
+        }
+        let Some(anchor) = self.shared.gate.t0() else {
+            return Err(Fatal {
+                kind: FatalKind::Panic,
+                message: "sample stopped before it started".into(),
+                code: None,
+                prepare: None,
+            });
+        };
+        Ok(merge(outs, anchor))
+    }
+}
+
+pub(super) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    let m = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("engine thread panicked: {m}")
+}
+
+fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
+    let n: usize = outs
+        .iter()
+        .flat_map(|o| o.chunks.iter())
+        .map(Vec::len)
+        .sum();
+    let mut c = Columns {
+        session: Vec::with_capacity(n),
+        txn_type: Vec::with_capacity(n),
+        intended_start_ns: Vec::with_capacity(n),
+        start_ns: Vec::with_capacity(n),
+        end_ns: Vec::with_capacity(n),
+        status: Vec::with_capacity(n),
+        error_code: Vec::with_capacity(n),
+        retries: Vec::with_capacity(n),
+    };
+    let mut codes: Vec<String> = Vec::new();
+    let mut messages: Vec<(String, String)> = Vec::new();
+    let mut end = anchor.instant;
+    let mut lost = 0;
+    let mut session_cpu_ns = Vec::with_capacity(outs.len());
+    let mut counters: Vec<(String, i64)> = Vec::new();
+    for (session, o) in outs.into_iter().enumerate() {
+        session_cpu_ns.push(o.cpu_ns);
+        for &(name, v) in &o.counters {
+            match counters.iter_mut().find(|(n, _)| n == name) {
+                Some((_, total)) => *total += v,
+                None => counters.push((name.to_string(), v)),
+            }
+        }
+        let remap: Vec<i32> = o
+            .codes
+            .iter()
+            .map(|code| match codes.iter().position(|c| c == code) {
+                Some(i) => i as i32,
+                None => {
+                    codes.push(code.clone());
+                    codes.len() as i32 - 1
+                }
+            })
+            .collect();
+        for (k, m) in o.messages {
+            if !messages.iter().any(|(c, _)| *c == k) {
+                messages.push((k, m));
+            }
+        }
+        if o.lost {
+            lost += 1;
+        }
+        if let Some(f) = o.finished {
+            end = end.max(f);
+        }
+        for r in o.chunks.iter().flatten() {
+            c.session.push(session as i32);
+            c.txn_type.push(r.txn);
+            c.intended_start_ns.push(r.intended);
+            c.start_ns.push(r.start);
+            c.end_ns.push(r.end);
+            c.status.push(r.status);
+            c.error_code.push(if r.error_code < 0 {
+                -1
+            } else {
+                remap[r.error_code as usize]
+            });
+            c.retries.push(r.retries);
+        }
+    }
+    SampleResult {
+        t0_ns: anchor.wall_ns,
+        end_ns: anchor.ns(end),
+        columns: c,
+        error_codes: codes,
+        error_messages: messages,
+        sessions_lost: lost,
+        session_cpu_ns,
+        counters,
+    }
+}

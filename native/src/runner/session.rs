@@ -1,0 +1,363 @@
+//! A session thread: connect, run the session SQL and the prepares, wait at
+//! the start line, then the transaction loop (choice, script, retries,
+//! records) until the sample's time or count is reached.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::gate::{Anchor, Arrival};
+use super::plan::{Command, Transaction, STREAM_CHOOSE, STREAM_FUNC, STREAM_THROTTLE};
+use super::sample::{
+    panic_text, thread_cpu_ns, Fatal, FatalKind, PrepareFailure, Rec, Shared, ThreadOut, CHUNK,
+};
+use crate::backend::{self, DbError, Session, Status, WithSession};
+use crate::script::{eval, Prng, ScriptError, Value};
+
+/// Counts the thread as finished however it exits, so the waiter never hangs.
+struct FinishGuard<'a>(&'a Shared);
+
+impl Drop for FinishGuard<'_> {
+    fn drop(&mut self) {
+        let mut d = self.0.finished.lock().unwrap_or_else(|e| e.into_inner());
+        *d += 1;
+        self.0.finished_cv.notify_all();
+    }
+}
+
+pub(super) fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
+    let _done = FinishGuard(&sh);
+    let r = panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut out = ThreadOut::default();
+        let job = SessionJob {
+            sh: &sh,
+            idx,
+            out: &mut out,
+        };
+        if let Err(e) = backend::with_session_cancellable(&sh.target, &sh.cancel, job) {
+            // A ConnectError gets its context ("cannot connect to ...") from
+            // the Python side; anything else keeps ours.
+            let (kind, message) = if e.status == Status::Connection {
+                (FatalKind::Connect, e.message)
+            } else {
+                (FatalKind::Query, format!("cannot connect: {}", e.message))
+            };
+            sh.fail(Fatal {
+                kind,
+                message,
+                code: e.code,
+                prepare: None,
+            });
+        }
+        // `out.finished` is set by run_loop: it must not include the session
+        // teardown (PostgreSQL Terminate, SQLite close/WAL checkpoint).
+        out
+    }));
+    match r {
+        Ok(out) => out,
+        Err(p) => {
+            sh.fail(Fatal {
+                kind: FatalKind::Panic,
+                message: panic_text(&p),
+                code: None,
+                prepare: None,
+            });
+            ThreadOut::default()
+        }
+    }
+}
+
+struct SessionJob<'a> {
+    pub(super) sh: &'a Shared,
+    pub(super) idx: usize,
+    out: &'a mut ThreadOut,
+}
+
+impl WithSession for SessionJob<'_> {
+    type Output = ();
+    fn run<S: Session>(self, s: &mut S) {
+        let mut arrival = Arrival {
+            gate: &self.sh.gate,
+            arrived: false,
+        };
+        if setup(s, self.sh) {
+            arrival.arrived = true;
+            if let Some(t0) = self.sh.gate.arrive(self.sh.plan.sessions) {
+                run_loop(s, self.sh, self.idx, self.out, t0);
+            }
+        }
+    }
+}
+
+/// Session SQL and prepares, before the clock starts. False on failure
+/// (already reported).
+fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
+    let plan = &sh.plan;
+    for sql in &plan.session_sql {
+        if let Err(e) = s.batch_execute(sql) {
+            let kind = if e.status == Status::Connection {
+                FatalKind::Connect
+            } else {
+                FatalKind::Query
+            };
+            sh.fail(Fatal {
+                kind,
+                message: format!("session SQL failed: {}", e.message),
+                code: e.code,
+                prepare: None,
+            });
+            return false;
+        }
+    }
+    for q in &plan.sqls {
+        if sh.stop.load(Relaxed) {
+            return false;
+        }
+        if let Err(e) = s.prepare(&q.text, q.n_params) {
+            let (t, k) = q.origin;
+            let kind = if e.status == Status::Connection {
+                FatalKind::Connect
+            } else {
+                FatalKind::Query
+            };
+            let name = &plan.transactions[t].name;
+            sh.fail(Fatal {
+                kind,
+                message: format!(
+                    "prepare failed for statement {k} of transaction '{name}': {}",
+                    e.message
+                ),
+                code: e.code,
+                prepare: Some(PrepareFailure {
+                    transaction_index: t,
+                    transaction: name.clone(),
+                    statement: k,
+                    reason: e.message,
+                }),
+            });
+            return false;
+        }
+    }
+    !sh.stop.load(Relaxed)
+}
+
+/// Sleeps until `t`, in slices so a stop request is noticed; false if stopped.
+fn sleep_until(t: Instant, stop: &AtomicBool) -> bool {
+    const SLICE: Duration = Duration::from_millis(50);
+    loop {
+        if stop.load(Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= t {
+            return true;
+        }
+        std::thread::sleep((t - now).min(SLICE));
+    }
+}
+
+fn script_err(e: ScriptError) -> DbError {
+    DbError::new(Status::Script, None, e.0)
+}
+
+/// Runs one transaction's commands once. Nothing here allocates unless
+/// something fails.
+fn run_script<S: Session>(
+    s: &mut S,
+    txn: &Transaction,
+    slots: &mut [Value],
+    params: &mut Vec<Value>,
+    rng: &mut Prng,
+    stop: &AtomicBool,
+) -> Result<(), DbError> {
+    for cmd in &txn.commands {
+        match cmd {
+            Command::Set(slot, e) => slots[*slot] = eval(e, slots, rng).map_err(script_err)?,
+            Command::Sleep(e, unit_ns) => {
+                let v = eval(e, slots, rng).map_err(script_err)?;
+                let ns = match v {
+                    Value::Int(i) => (i.max(0) as u64).saturating_mul(*unit_ns),
+                    Value::Float(f) => (f.max(0.0) * *unit_ns as f64) as u64,
+                    Value::Unset => return Err(script_err(crate::script::UNSET)),
+                };
+                if !sleep_until(Instant::now() + Duration::from_nanos(ns), stop) {
+                    return Err(DbError::new(Status::Script, None, "interrupted"));
+                }
+            }
+            Command::Sql(stmt, param_slots) => {
+                params.clear();
+                for &p in param_slots {
+                    match slots[p] {
+                        Value::Unset => return Err(script_err(crate::script::UNSET)),
+                        v => params.push(v),
+                    }
+                }
+                s.execute(*stmt, params)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut, t0: Anchor) {
+    let plan = &sh.plan;
+    let stats = &sh.stats[idx];
+    let mut slots = plan.slots.clone();
+    if let Some(c) = plan.client_id_slot {
+        slots[c] = Value::Int(idx as i64);
+    }
+    // A retry replays the transaction from the state it started in: the
+    // random stream and the variables (`\set x :x + 1` must not advance twice).
+    // Preallocated once; each transaction only copies into it.
+    let retrying = plan.max_tries > 1;
+    let mut saved_slots = slots.clone();
+    let max_params = plan.sqls.iter().map(|q| q.n_params).max().unwrap_or(0);
+    let mut params: Vec<Value> = Vec::with_capacity(max_params);
+    let mut rng_choose = Prng::new(plan.seed, idx as u64, STREAM_CHOOSE);
+    let mut rng_func = Prng::new(plan.seed, idx as u64, STREAM_FUNC);
+    let mut rng_throttle = Prng::new(plan.seed, idx as u64, STREAM_THROTTLE);
+
+    let total_weight: u64 = plan.transactions.iter().map(|t| t.weight).sum();
+    let deadline =
+        (plan.duration_ns > 0).then(|| t0.instant + Duration::from_nanos(plan.duration_ns));
+    // Open loop: each session gets an equal share of the target rate.
+    let mean_gap_ns = (plan.rate > 0.0).then(|| plan.sessions as f64 / plan.rate * 1e9);
+    let mut next_intended = t0.instant;
+    // End of this session's last transaction: the sample's end is the latest
+    // of these, not when the threads got round to exiting.
+    let mut last_end: Option<Instant> = None;
+
+    // Reserve for the expected share before the clock matters.
+    let expect = if plan.max_transactions > 0 {
+        plan.max_transactions as usize / plan.sessions + 1
+    } else if let Some(gap) = mean_gap_ns {
+        (plan.duration_ns as f64 / gap * 1.1) as usize + 16
+    } else {
+        CHUNK
+    };
+    out.chunks.push(Vec::with_capacity(expect.clamp(16, CHUNK)));
+    s.reset_counters();
+    let cpu0 = thread_cpu_ns();
+
+    loop {
+        if sh.stop.load(Relaxed) {
+            return;
+        }
+        let intended = mean_gap_ns.map(|gap| {
+            next_intended += Duration::from_nanos(rng_throttle.exponential(gap) as u64);
+            next_intended
+        });
+        if let Some(d) = deadline {
+            if Instant::now() >= d || intended.is_some_and(|i| i >= d) {
+                break;
+            }
+        }
+        if plan.max_transactions > 0 && sh.claimed.fetch_add(1, Relaxed) >= plan.max_transactions {
+            break;
+        }
+        if let Some(i) = intended {
+            // Early: wait. Late: start now; latency still counts from `i`.
+            if !sleep_until(i, &sh.stop) {
+                return;
+            }
+        }
+
+        // Weighted pick; a linear scan beats anything clever for a handful of types.
+        let mut pick = rng_choose.below_inclusive(total_weight - 1);
+        let mut t = 0;
+        while pick >= plan.transactions[t].weight {
+            pick -= plan.transactions[t].weight;
+            t += 1;
+        }
+        let txn = &plan.transactions[t];
+
+        let start = Instant::now();
+        // Closed loop: a thread preempted between the deadline check and here must not
+        // start a transaction after the deadline. (An open loop's late transaction was due
+        // before it, and dropping it would hide the lag.)
+        if intended.is_none() && deadline.is_some_and(|d| start >= d) {
+            break;
+        }
+        let intended = intended.unwrap_or(start);
+        // pgbench replays the same random values when it retries.
+        let saved_rng = rng_func.clone();
+        if retrying {
+            saved_slots.copy_from_slice(&slots);
+        }
+        let mut retries: u32 = 0;
+        let (result, end) = loop {
+            match run_script(s, txn, &mut slots, &mut params, &mut rng_func, &sh.stop) {
+                Ok(()) => break (Ok(()), Instant::now()),
+                Err(e) => {
+                    // The failed transaction ends when its error arrives; the
+                    // clean-up ROLLBACK below is not part of it.
+                    let failed_at = Instant::now();
+                    if sh.stop.load(Relaxed) {
+                        return; // sample is being discarded
+                    }
+                    if e.status == Status::Connection {
+                        break (Err(e), failed_at);
+                    }
+                    if let Err(re) = s.rollback_if_needed() {
+                        if re.status == Status::Connection {
+                            break (Err(re), failed_at);
+                        }
+                    }
+                    // Like pgbench, no retry once the run's time is up.
+                    let time_left = deadline.is_none_or(|d| Instant::now() < d);
+                    if e.status.retryable() && retries + 1 < plan.max_tries && time_left {
+                        retries += 1;
+                        rng_func = saved_rng.clone();
+                        slots.copy_from_slice(&saved_slots);
+                        continue;
+                    }
+                    break (Err(e), failed_at);
+                }
+            }
+        };
+        last_end = Some(end);
+
+        let (status, code) = match &result {
+            Ok(()) => (Status::Ok, -1),
+            Err(e) => (e.status, out.code_of(e)),
+        };
+        out.push(Rec {
+            intended: t0.ns(intended),
+            start: t0.ns(start),
+            end: t0.ns(end),
+            error_code: code,
+            retries: retries as i32,
+            txn: t as i16,
+            status: status as i8,
+        });
+        stats.record(
+            status == Status::Ok,
+            end.saturating_duration_since(intended).as_nanos() as u64,
+        );
+
+        if let Err(e) = result {
+            if plan.abort_on_error {
+                let kind = if e.status == Status::Connection {
+                    FatalKind::Connect
+                } else {
+                    FatalKind::Query
+                };
+                sh.fail(Fatal {
+                    kind,
+                    message: e.message,
+                    code: e.code,
+                    prepare: None,
+                });
+                return;
+            }
+            if e.status == Status::Connection {
+                out.lost = true;
+                break;
+            }
+        }
+    }
+    out.finished = last_end;
+    out.cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
+    out.counters = s.counters();
+}

@@ -1,0 +1,180 @@
+//! Unit tests of the runner: the latency histogram and whole samples on SQLite.
+
+use std::time::Duration;
+
+use super::progress::{bucket_of, bucket_value, BUCKETS};
+use super::*;
+use crate::backend::{self, Session, Status, Target, WithSession};
+use crate::script::{Expr, Value};
+
+#[test]
+fn histogram_buckets() {
+    let mut last = 0;
+    for v in [
+        0u64,
+        1,
+        15,
+        16,
+        17,
+        31,
+        32,
+        1000,
+        1_000_000,
+        123_456_789,
+        u64::MAX,
+    ] {
+        let b = bucket_of(v);
+        assert!(b >= last && b < BUCKETS, "{v} -> {b}");
+        last = b;
+        let mid = bucket_value(b);
+        if v > 0 {
+            assert!((mid - v as f64).abs() / (v as f64) < 0.07, "{v}: {mid}");
+        }
+    }
+}
+
+fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Plan {
+    Plan {
+        transactions: vec![Transaction {
+            name: "t".into(),
+            weight: 1,
+            commands,
+        }],
+        sqls: sql
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, n))| SqlText {
+                text: t.into(),
+                n_params: n,
+                origin: (0, i + 1),
+            })
+            .collect(),
+        session_sql: vec![],
+        slots: vec![Value::Unset; 2],
+        client_id_slot: Some(1),
+        sessions,
+        duration_ns: 0,
+        max_transactions: 500,
+        seed: 1,
+        abort_on_error: false,
+        max_tries: 1,
+        rate: 0.0,
+    }
+}
+
+#[test]
+fn sqlite_sample() {
+    let dir = std::env::temp_dir().join(format!("wb-runner-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("t.db");
+    let _ = std::fs::remove_file(&db);
+    let target = format!("sqlite://{}", db.display());
+    let t = Target::parse(&target).unwrap();
+    backend::with_session(&t, Setup).unwrap();
+    let cmds = vec![
+        Command::Set(
+            0,
+            Expr::Call(
+                crate::script::Func::Random,
+                vec![Expr::Int(1), Expr::Int(10)],
+            ),
+        ),
+        Command::Sql(0, vec![0]),
+        Command::Sql(1, vec![1]),
+    ];
+    let p = plan(
+        2,
+        vec![
+            ("UPDATE a SET n = n + 1 WHERE id = ?1", 1),
+            ("INSERT INTO u VALUES (?1)", 1),
+        ],
+        cmds,
+    );
+    let sample = Sample::start(p, Target::parse(&target).unwrap()).unwrap();
+    while !sample.wait(Duration::from_millis(100)) {}
+    let pr = sample.progress().unwrap();
+    let r = sample.finish().unwrap();
+    let c = &r.columns;
+    assert_eq!(c.session.len(), 500);
+    // Each session inserts its id once; every later insert is a unique violation.
+    let ok = c.status.iter().filter(|&&s| s == 0).count();
+    assert_eq!(ok, 2);
+    assert_eq!(pr.ok, 2);
+    assert_eq!(pr.errors, 498);
+    assert!(c
+        .status
+        .iter()
+        .all(|&s| s == 0 || s == Status::Constraint as i8));
+    assert_eq!(
+        r.error_codes,
+        vec!["SQLITE_CONSTRAINT_PRIMARYKEY".to_string()]
+    );
+    assert!(c.end_ns.iter().zip(&c.start_ns).all(|(e, s)| e >= s));
+    assert!(r.end_ns >= r.t0_ns);
+    // Updates ran before the failing insert in every transaction.
+    let t = Target::parse(&target).unwrap();
+    let total = backend::with_session(&t, Query("SELECT sum(n) FROM a")).unwrap();
+    assert_eq!(total, "500");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+struct Setup;
+impl WithSession for Setup {
+    type Output = ();
+    fn run<S: Session>(self, s: &mut S) {
+        s.batch_execute(
+            "CREATE TABLE a (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+             WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10)
+             INSERT INTO a SELECT x, 0 FROM c;
+             CREATE TABLE u (id INTEGER PRIMARY KEY);",
+        )
+        .unwrap();
+    }
+}
+
+struct Query(&'static str);
+impl WithSession for Query {
+    type Output = String;
+    fn run<S: Session>(self, s: &mut S) -> String {
+        s.query_text(self.0).unwrap()[0][0].clone().unwrap()
+    }
+}
+
+#[test]
+fn prepare_failure_is_reported() {
+    let t = Target::parse("sqlite:///nonexistent-dir-xyz/t.db").unwrap();
+    let p = plan(2, vec![], vec![]);
+    let sample = Sample::start(p, t).unwrap();
+    while !sample.wait(Duration::from_millis(100)) {}
+    let f = sample.finish().err().unwrap();
+    assert_eq!(f.kind, FatalKind::Connect);
+    assert!(
+        f.message.starts_with("cannot open SQLite database"),
+        "{}",
+        f.message
+    );
+
+    let dir = std::env::temp_dir();
+    let t = Target::parse(&format!(
+        "sqlite://{}/wb-empty-{}.db",
+        dir.display(),
+        std::process::id()
+    ))
+    .unwrap();
+    let p = plan(
+        2,
+        vec![("SELECT * FROM missing WHERE x = ?1", 1)],
+        vec![Command::Sql(0, vec![0])],
+    );
+    let sample = Sample::start(p, t).unwrap();
+    while !sample.wait(Duration::from_millis(100)) {}
+    let f = sample.finish().err().unwrap();
+    assert_eq!(f.kind, FatalKind::Query);
+    assert!(
+        f.message
+            .contains("prepare failed for statement 1 of transaction 't'"),
+        "{}",
+        f.message
+    );
+    let _ = std::fs::remove_file(dir.join(format!("wb-empty-{}.db", std::process::id())));
+}

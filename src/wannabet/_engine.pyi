@@ -1,0 +1,142 @@
+"""Types of ``wannabet._engine``, the Rust extension built from ``native/src/lib.rs``.
+
+Only ``wannabet.engine`` imports the extension. Classes deriving from ``TypedDict`` or
+``Protocol`` here describe shapes the extension reads or returns; they do not exist at run time
+(``tests/test_engine_stub.py`` checks that every other name here does, and the reverse).
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Protocol, TypedDict
+
+import numpy as np
+from numpy.typing import NDArray
+
+#: index → name of the ``status`` column; 0 is success
+STATUS_NAMES: Final[tuple[str, ...]]
+#: the ``application_name`` of PostgreSQL sessions whose URL names none
+APPLICATION_NAME: Final[str]
+#: script function name → (minimum, maximum) number of arguments (None: no maximum)
+SCRIPT_FUNCTIONS: Final[dict[str, tuple[int, int | None]]]
+#: smallest parameter ``random_gaussian()`` accepts
+GAUSSIAN_MIN_PARAMETER: Final[float]
+#: closed range of the parameter ``random_zipfian()`` accepts
+ZIPFIAN_PARAMETER_RANGE: Final[tuple[float, float]]
+#: the values of a request's ``on_error``
+ON_ERROR: Final[tuple[str, ...]]
+
+class EngineError(Exception):
+    """Base class of engine errors."""
+
+    #: the SQLSTATE or SQLite code, when the driver gave one
+    code: str | None
+
+class ConnectError(EngineError):
+    """Cannot connect or authenticate."""
+
+class QueryError(EngineError):
+    """A statement failed."""
+
+    #: ``execute_many``: the failing statement, from 0
+    index: int | None
+    #: a refused prepare: the statement's number within its transaction, from 1
+    statement: int | None
+    #: a refused prepare: the transaction's name
+    transaction: str | None
+    #: a refused prepare: the transaction's index in the request
+    transaction_index: int | None
+    #: a refused prepare: the driver's message
+    reason: str | None
+
+#: a compiled script command: ("set", slot, expr), ("sleep", expr, unit_ns), ("sql", text, slots)
+Command = tuple[Any, ...]
+
+class SampleCall(Protocol):
+    """What ``run_sample`` reads, by attribute (``wannabet.engine.native._NativeRequest``)."""
+
+    @property
+    def target(self) -> str: ...
+    @property
+    def sessions(self) -> int: ...
+    @property
+    def transactions(self) -> Sequence[tuple[str, int, Sequence[Command]]]: ...
+    @property
+    def session_sql(self) -> Sequence[str]: ...
+    @property
+    def slots(self) -> Sequence[int | float | None]: ...
+    @property
+    def client_id_slot(self) -> int: ...
+    @property
+    def duration_ns(self) -> int: ...
+    @property
+    def max_transactions(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def on_error(self) -> str: ...
+    @property
+    def max_tries(self) -> int: ...
+    @property
+    def rate(self) -> float: ...
+
+class Columns(TypedDict):
+    """One entry per transaction."""
+
+    session: NDArray[np.int32]
+    txn_type: NDArray[np.int16]
+    intended_start_ns: NDArray[np.int64]
+    start_ns: NDArray[np.int64]
+    end_ns: NDArray[np.int64]
+    status: NDArray[np.int8]
+    error_code: NDArray[np.int32]
+    retries: NDArray[np.int32]
+
+class SampleOutput(TypedDict):
+    t0_ns: int
+    end_ns: int
+    columns: Columns
+    #: ``error_code`` column value → SQLSTATE / SQLite code
+    error_codes: list[str]
+    #: code → first message seen with it
+    error_messages: dict[str, str]
+    sessions_lost: int
+    session_cpu_ns: list[int]
+    counters: dict[str, int]
+
+class WaitCounts(TypedDict):
+    """What the polls of one sample saw."""
+
+    polls: int
+    elapsed_s: float
+    #: (wait event type, wait event, count), most frequent first
+    events: list[tuple[str, str, int]]
+    active: int
+    on_cpu: int
+    sessions: int
+    max_sessions: int
+    pids: list[int]
+    cpu_s: float
+    error: str | None
+
+def version() -> str: ...
+def execute(target: str, sql: str) -> None: ...
+def execute_many(target: str, statements: Sequence[str]) -> None: ...
+def query(target: str, sql: str) -> list[tuple[str | None, ...]]: ...
+def run_sample(
+    request: SampleCall,
+    progress: Callable[[int, int, float, float], object] | None = None,
+) -> SampleOutput: ...
+
+class WaitPoller:
+    """Wait-event sampling of the run's sessions, on a thread and a connection of its own."""
+
+    def __init__(
+        self, target: str, application_name: str, interval_s: float, timeout_s: float
+    ) -> None: ...
+    @property
+    def backend_pid(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    def query(self, sql: str) -> list[list[str | None]]: ...
+    def start(self, foreign: Sequence[int] = ...) -> None: ...
+    def stop(self) -> WaitCounts: ...
+    def close(self) -> None: ...
