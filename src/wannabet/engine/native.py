@@ -73,26 +73,32 @@ class _NativeRequest:
 
 
 @contextmanager
-def translated(target: Target) -> Iterator[None]:
-    """Turn the engine's exceptions raised inside the block into :mod:`wannabet.errors`."""
+def translated(target: Target | None = None) -> Iterator[None]:
+    """Turn the engine's exceptions raised inside the block into :mod:`wannabet.errors`.
+
+    With a ``target`` its password is scrubbed from every message and a connection failure
+    names the target; without one (the wait poller, whose caller scrubs and words its own
+    messages) the engine's text is passed on as it is.
+    """
+    password = None if target is None else target.password
     try:
         yield
     except _engine.ConnectError as exc:
-        message = redact(str(exc), target.password)
-        raise ConnectError(
-            f"cannot connect to {target.display}: {message}", code=exc.code
-        ) from None
+        message = redact(str(exc), password)
+        if target is not None:
+            message = f"cannot connect to {target.display}: {message}"
+        raise ConnectError(message, code=exc.code) from None
     except _engine.QueryError as exc:
         raise QueryError(
-            redact(str(exc), target.password),
+            redact(str(exc), password),
             code=exc.code,
             index=exc.index,
             statement=exc.statement,
             transaction=exc.transaction,
-            reason=None if exc.reason is None else redact(exc.reason, target.password),
+            reason=None if exc.reason is None else redact(exc.reason, password),
         ) from None
     except _engine.EngineError as exc:
-        raise QueryError(redact(str(exc), target.password), code=exc.code) from None
+        raise QueryError(redact(str(exc), password), code=exc.code) from None
     except (ValueError, OverflowError) as exc:
         # The spec validates what it can; anything the engine still refuses is reported,
         # not dumped as a traceback.

@@ -4,44 +4,23 @@ The PostgreSQL sampler samples ``pg_stat_activity`` from a thread and a connecti
 engine's own, so that no interpreter work is added to each poll. This wrapper is the only way in:
 it names the arguments and results, and turns the engine's exceptions into
 :class:`~wannabet.errors.ConnectError` / :class:`~wannabet.errors.QueryError` (with the engine's
-``code``), so no sampler imports ``_engine`` or catches its classes. Messages are passed on as
+``code``) through :func:`wannabet.engine.native.translated`, the one mapping, so no sampler
+imports ``_engine`` or catches its classes. Messages are passed on as
 the engine wrote them; the caller scrubs them with its target's password.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any, TypedDict, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from wannabet.errors import ConnectError, QueryError
+from wannabet import _engine
+from wannabet.engine.native import translated
 
+if TYPE_CHECKING:
+    from wannabet._engine import WaitCounts
 
-class WaitCounts(TypedDict):
-    """What the polls of one sample saw (:meth:`WaitPoller.stop`)."""
-
-    polls: int
-    elapsed_s: float
-    events: list[tuple[str, str, int]]  # (wait_event_type, wait_event, polls that saw it)
-    active: int
-    on_cpu: int
-    sessions: int
-    max_sessions: int
-    pids: list[int]
-    cpu_s: float  # the poller thread's own CPU
-    error: str | None  # why polling stopped early; the counts are then partial
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    from wannabet import _engine  # type: ignore[attr-defined, unused-ignore]
-
-    try:
-        yield
-    except _engine.ConnectError as exc:
-        raise ConnectError(str(exc), code=getattr(exc, "code", None)) from None
-    except _engine.EngineError as exc:
-        raise QueryError(str(exc), code=getattr(exc, "code", None)) from None
+__all__ = ["WaitPoller"]
 
 
 class WaitPoller:
@@ -56,18 +35,16 @@ class WaitPoller:
         The poller cannot connect.
     QueryError
         Any other failure of the engine (a statement, a poller that is busy or closed).
-    ValueError
-        ``interval_s`` or ``timeout_s`` is not a positive number, or the target is no
-        PostgreSQL server.
+    WannabetError
+        The engine refused the arguments: ``interval_s`` or ``timeout_s`` is not a positive
+        number, or the target is no PostgreSQL server.
     """
 
     def __init__(
         self, url: str, application_name: str, interval_s: float, timeout_s: float
     ) -> None:
-        from wannabet import _engine  # type: ignore[attr-defined, unused-ignore]
-
-        with _translated():
-            self._poller: Any = _engine.WaitPoller(url, application_name, interval_s, timeout_s)
+        with translated():
+            self._poller = _engine.WaitPoller(url, application_name, interval_s, timeout_s)
 
     @property
     def backend_pid(self) -> int:
@@ -81,19 +58,19 @@ class WaitPoller:
 
     def query(self, sql: str) -> list[list[str | None]]:
         """Run ``sql`` on the poller's connection between samples; rows as text."""
-        with _translated():
+        with translated():
             return [list(row) for row in self._poller.query(sql)]
 
     def start(self, foreign: Sequence[int] = ()) -> None:
         """Start polling; sessions whose pid is in ``foreign`` belong to another client with
         the same application name and are left out."""
-        with _translated():
+        with translated():
             self._poller.start(list(foreign))
 
     def stop(self) -> WaitCounts:
         """Stop polling and return what the polls saw."""
-        with _translated():
-            return cast(WaitCounts, dict(self._poller.stop()))
+        with translated():
+            return self._poller.stop()
 
     def close(self) -> None:
         """Stop polling if it runs and close the connection."""
