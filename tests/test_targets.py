@@ -6,10 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from wannabet.backends import backend_for, backend_for_scheme, backend_for_url, backends
+from wannabet.backends import (
+    backend_for,
+    backend_for_scheme,
+    backend_for_url,
+    backends,
+    parse_target,
+)
 from wannabet.engine import NativeEngine
 from wannabet.errors import SpecError, TargetError
-from wannabet.targets import Target, parse_target, redact
+from wannabet.targets import redact
 from wannabet.testing import ThrowawayPostgres
 
 NATIVE_BACKENDS = Path(__file__).resolve().parent.parent / "native" / "src" / "backend"
@@ -115,7 +121,8 @@ def test_every_backend_is_found_by_its_kind_and_its_schemes() -> None:
         for scheme in backend.schemes:
             assert backend_for_scheme(scheme.upper()) is backend
         # Its engine is a Rust module of that name.
-        assert (NATIVE_BACKENDS / f"{backend.engine}.rs").is_file(), backend.engine
+        module = NATIVE_BACKENDS / backend.engine
+        assert module.with_suffix(".rs").is_file() or (module / "mod.rs").is_file(), backend.engine
     assert parse_target("postgres://u@h/db").placeholder_style == "dollar"
     assert parse_target("sqlite:///x.db").placeholder_style == "qmark"
 
@@ -123,11 +130,6 @@ def test_every_backend_is_found_by_its_kind_and_its_schemes() -> None:
 def test_an_unknown_kind_gets_no_other_backend_s_logic() -> None:
     with pytest.raises(TargetError, match="no backend for target kind 'mysql'"):
         backend_for("mysql")
-    stray = Target(kind="mysql", url="mysql://u:pw@h/db")
-    with pytest.raises(TargetError, match="'mysql'"):
-        _ = stray.placeholder_style
-    with pytest.raises(TargetError, match="'mysql'"):
-        _ = stray.password
     with pytest.raises(TargetError) as info:
         backend_for_url("mysql://u:pw@h/db")
     assert "pw" not in str(info.value) and "sqlite:///file.db" in str(info.value)
