@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
+from wannabet.backends import parse_target
 from wannabet.datasets import load_observations
 from wannabet.engine import FakeEngine
 from wannabet.runner import run_experiment
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
-from wannabet.targets import parse_target
 
 SPEC = textwrap.dedent(
     """\

@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from wannabet.backends import parse_target
 from wannabet.engine import STATUS_NAMES, NativeEngine, SampleRequest, SampleResult, compile_program
 from wannabet.errors import ConnectError, QueryError, WannabetError
 from wannabet.spec import parse_experiment
-from wannabet.targets import Target, parse_target
+from wannabet.targets import Target
 from wannabet.testing import ThrowawayPostgres
 
 ENGINE = NativeEngine()

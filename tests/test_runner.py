@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from wannabet.backends import parse_target
 from wannabet.design import schedule
 from wannabet.engine import FakeEngine
 from wannabet.errors import ConnectError, Interrupted
 from wannabet.runner import run_experiment, with_overrides
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
-from wannabet.targets import parse_target
 
 SPEC = textwrap.dedent(
     """\

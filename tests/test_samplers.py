@@ -15,16 +15,17 @@ from typing import Any
 
 import pytest
 
+from wannabet.backends import backend_for, collector_for, parse_target
 from wannabet.engine import NativeEngine, SampleRequest, SampleResult
 from wannabet.engine.base import Progress
 from wannabet.engine.fake import FakeEngine
 from wannabet.errors import AnalysisError
 from wannabet.runner import run_experiment, with_overrides
-from wannabet.samplers import Collector, Section, StatsOptions, collector_for
+from wannabet.samplers import Collector, Section, StatsOptions
 from wannabet.samplers.base import Interrupted, delta, never
 from wannabet.spec import load_experiment
 from wannabet.store import Store
-from wannabet.targets import Target, parse_target
+from wannabet.targets import Target
 from wannabet.testing import ThrowawayPostgres
 from wannabet.testing.cli import wannabet
 from wannabet.work import unit_of_work_for_run
@@ -143,7 +144,7 @@ def test_samplers_stop_in_reverse_order() -> None:
 
 def _fake_result() -> SampleResult:
     return FakeEngine().run_sample(
-        Target("sqlite", "sqlite:///x"),
+        Target(backend_for("sqlite"), "sqlite:///x"),
         SampleRequest(
             program=_program(),
             sessions=1,
@@ -202,7 +203,7 @@ def test_failure_messages_are_scrubbed() -> None:
 def test_only_loopback_and_socket_hosts_count_as_local(url: str, local: bool) -> None:
     from wannabet.backends.postgresql.sampler import is_local_host
 
-    assert is_local_host(Target("postgresql", url)) is local
+    assert is_local_host(Target(backend_for("postgresql"), url)) is local
 
 
 def test_the_statistics_connection_targets_the_engines_host_not_pghost(
@@ -213,11 +214,16 @@ def test_the_statistics_connection_targets_the_engines_host_not_pghost(
     # The engine ignores PGHOST/PGPORT and defaults to TCP localhost:5432; so does this.
     monkeypatch.setenv("PGHOST", "db.example.com")
     monkeypatch.setenv("PGPORT", "6000")
-    target = Target("postgresql", "postgresql:///d")
+    target = Target(backend_for("postgresql"), "postgresql:///d")
     assert engine_host_port(target) == ("localhost", 5432)
     assert is_local_host(target)
-    assert engine_host_port(Target("postgresql", "postgresql://u@h:5433/d")) == ("h", 5433)
-    assert engine_host_port(Target("postgresql", "postgresql:///d?host=/s&port=7")) == ("/s", 7)
+    assert engine_host_port(Target(backend_for("postgresql"), "postgresql://u@h:5433/d")) == (
+        "h",
+        5433,
+    )
+    assert engine_host_port(
+        Target(backend_for("postgresql"), "postgresql:///d?host=/s&port=7")
+    ) == ("/s", 7)
 
 
 def test_stats_options_are_validated() -> None:

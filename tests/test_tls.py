@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from wannabet.backends import parse_target
 from wannabet.engine import NativeEngine
 from wannabet.errors import ConnectError
-from wannabet.targets import Target, parse_target
+from wannabet.targets import Target
 from wannabet.testing import ThrowawayPostgres
 
 ENGINE = NativeEngine()

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from wannabet.backends import parse_target
 from wannabet.engine import FakeEngine
 from wannabet.errors import SpecError
 from wannabet.runner import run_experiment
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
-from wannabet.targets import parse_target
 from wannabet.verdicts import compare_runs, flatten_environment
 
 SPEC = textwrap.dedent(

@@ -162,11 +162,11 @@ def run(
     ] = None,
 ) -> None:
     """Run an experiment and store every transaction."""
+    from wannabet.backends import parse_target
     from wannabet.engine import NativeEngine
     from wannabet.render.progress import ProgressDisplay
     from wannabet.runner import run_experiment, with_overrides
     from wannabet.spec import load_experiment
-    from wannabet.targets import parse_target
 
     experiment = with_overrides(
         load_experiment(file),

@@ -175,6 +175,22 @@ class SamplingPlan:
     seed: int = 42
 
 
+#: index → name of a transaction's ``status``; 0 is success. The engine's own copy is
+#: ``_engine.STATUS_NAMES``, and ``tests/test_engine_boundary.py`` holds this one to it.
+STATUS_NAMES: tuple[str, ...] = (
+    "ok",
+    "error",
+    "serialization",
+    "deadlock",
+    "lock",
+    "constraint",
+    "connection",
+    "script",
+)
+
+#: variables every script may use without defining them, as in pgbench
+PREDEFINED_VARIABLES: dict[str, int | None] = {"client_id": None, "scale": 1}
+
 #: PostgreSQL wait-event sampling: the default poll interval and the range allowed (s)
 WAIT_INTERVAL_S = 0.050
 WAIT_INTERVAL_RANGE_S = (0.010, 0.050)

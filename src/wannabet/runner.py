@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wannabet import design
+from wannabet.backends import collector_for
 from wannabet.engine.base import Engine, SampleRequest, SampleResult
 from wannabet.engine.program import compile_program
 from wannabet.environment import client_environment, server_environment
 from wannabet.errors import Interrupted, QueryError, SpecError, TargetError, WannabetError
 from wannabet.model import Condition, Experiment, ScheduledSample
-from wannabet.samplers import Collector, StatsOptions, collector_for
+from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import split_sql
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.targets import Target, redact

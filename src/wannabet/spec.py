@@ -17,6 +17,7 @@ from typing import Any
 from wannabet.durations import parse_duration
 from wannabet.errors import SpecError
 from wannabet.model import (
+    PREDEFINED_VARIABLES,
     WAIT_INTERVAL_RANGE_S,
     WAIT_INTERVAL_S,
     Experiment,
@@ -28,9 +29,6 @@ from wannabet.model import (
     Workload,
 )
 from wannabet.script import ScriptError, parse_script
-
-#: variables every script may use without defining them, as in pgbench
-PREDEFINED_VARIABLES = {"client_id": None, "scale": 1}
 
 _TOP_KEYS = (
     "name",

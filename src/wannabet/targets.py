@@ -6,9 +6,8 @@ a password takes ``PGPASSWORD`` from the environment or, as libpq does, the firs
 of the password file (``PGPASSFILE``, else ``~/.pgpass``), so passwords can stay out of
 experiment files and command lines.
 
-This module holds what every target shares (:class:`Target`, :func:`redact`) and dispatches
-parsing to the backend the URL's scheme selects (:mod:`wannabet.backends`); each backend parses
-its own URLs.
+This module holds what every target shares (:class:`Target`, :func:`redact`); parsing a URL is
+the business of the backend its scheme selects (:func:`wannabet.backends.parse_target`).
 """
 
 from __future__ import annotations
@@ -16,10 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import quote, unquote
 
-from wannabet.errors import SpecError
+if TYPE_CHECKING:
+    from wannabet.backends import Backend
 
 # user:password@host: the password runs to the LAST "@" before a host without one, so a raw "@"
 # in a password is scrubbed too (over-redacting is the safe direction).
@@ -29,9 +29,21 @@ _PASSWORD_KV = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    kind: str  # a backend's kind (wannabet.backends): "sqlite", "postgresql"
+    """A database to drive, as its backend parsed it (:func:`wannabet.backends.parse_target`).
+
+    The target carries its :class:`~wannabet.backends.Backend`, so what differs between
+    databases (placeholders, where a password comes from) is asked of the backend that parsed
+    it, and this module needs no registry.
+    """
+
+    backend: Backend
     url: str  # what the engine connects to; may hold a password: never print it
     path: Path | None = None  # a file-based database's file
+
+    @property
+    def kind(self) -> str:
+        """The backend's kind (``"sqlite"``, ``"postgresql"``), stored with every run."""
+        return self.backend.kind
 
     @property
     def display(self) -> str:
@@ -42,33 +54,11 @@ class Target:
 
     @property
     def placeholder_style(self) -> Literal["dollar", "qmark"]:
-        from wannabet.backends import backend_for
-
-        return backend_for(self.kind).placeholder_style
+        return self.backend.placeholder_style
 
     @property
     def password(self) -> str | None:
-        from wannabet.backends import backend_for
-
-        return backend_for(self.kind).password(self.url)
-
-
-def parse_target(url: str, *, key: str = "target", file: str | None = None) -> Target:
-    """Validate a target URL and resolve what it leaves implicit.
-
-    The URL's scheme picks the backend, which parses the rest. Errors name ``file`` (the
-    experiment file, or ``command line``) and ``key``.
-    """
-    from wannabet.backends import backend_for_scheme, examples
-
-    scheme = url.split(":", 1)[0] if ":" in url else ""
-    backend = backend_for_scheme(scheme)
-    if backend is None:
-        raise SpecError(f"unsupported target {redact(url)!r}; {examples()}", file=file, key=key)
-    try:
-        return backend.parse(url, key)
-    except SpecError as exc:
-        raise SpecError(exc.reason, file=file or exc.file, key=exc.key, line=exc.line) from None
+        return self.backend.password(self.url)
 
 
 def url_password(url: str) -> str | None:

@@ -18,19 +18,19 @@ extraction only when asked, so parsing a URL loads neither psycopg nor SciPy.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from wannabet.errors import TargetError
+from wannabet.errors import SpecError, TargetError
 from wannabet.targets import redact
 
 if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import WorkSource
     from wannabet.engine.base import Engine
-    from wannabet.samplers.base import Sampler, StatsWarning
-    from wannabet.samplers.factory import StatsOptions
+    from wannabet.samplers.base import Collector, Sampler, StatsWarning
+    from wannabet.samplers.options import StatsOptions
     from wannabet.targets import Target
 
 __all__ = [
@@ -39,7 +39,9 @@ __all__ = [
     "backend_for_scheme",
     "backend_for_url",
     "backends",
+    "collector_for",
     "examples",
+    "parse_target",
 ]
 
 #: the backends' packages, in the order errors list them; each defines ``BACKEND``
@@ -56,7 +58,7 @@ class Backend:
     schemes: tuple[str, ...]
     #: a URL shown when a target is not understood
     example: str
-    #: the Rust module that drives it: ``native/src/backend/<engine>.rs``
+    #: the Rust module that drives it: ``native/src/backend/<engine>.rs`` (or ``<engine>/``)
     engine: str
     #: how the compiled program writes bind parameters: ``$1`` or ``?``
     placeholder_style: Literal["dollar", "qmark"]
@@ -124,3 +126,40 @@ def backend_for_url(url: str) -> Backend:
 def examples() -> str:
     """``use <example> or <example>``: what an error about a target suggests."""
     return "use " + " or ".join(b.example for b in backends())
+
+
+def parse_target(url: str, *, key: str = "target", file: str | None = None) -> Target:
+    """Validate a target URL and resolve what it leaves implicit.
+
+    The URL's scheme picks the backend, which parses the rest. Errors name ``file`` (the
+    experiment file, or ``command line``) and ``key``.
+    """
+    scheme = url.split(":", 1)[0] if ":" in url else ""
+    backend = backend_for_scheme(scheme)
+    if backend is None:
+        raise SpecError(f"unsupported target {redact(url)!r}; {examples()}", file=file, key=key)
+    try:
+        return backend.parse(url, key)
+    except SpecError as exc:
+        raise SpecError(exc.reason, file=file or exc.file, key=exc.key, line=exc.line) from None
+
+
+def collector_for(
+    target: Target, engine: Engine, options: StatsOptions, *, transaction_names: Sequence[str]
+) -> Collector | None:
+    """The samplers for ``target``; None when statistics are off.
+
+    Every target gets the engine's and the client process's figures; its backend adds its
+    server's (:attr:`wannabet.backends.Backend.samplers`). A sampler that cannot be set up (no
+    permission, psycopg missing) becomes a warning stored with every sample, and the run goes
+    on with the others. ``transaction_names`` are the program's, in order: the engine's figures
+    count commits per type by them.
+    """
+    if not options.enabled:
+        return None
+    from wannabet.samplers.base import Collector
+    from wannabet.samplers.process import EngineSampler, ProcessSampler
+
+    server, warnings = target.backend.samplers(target, engine, options)
+    samplers: list[Sampler] = [EngineSampler(transaction_names), ProcessSampler(), *server]
+    return Collector(samplers, warnings, scrub=lambda text: redact(text, target.password))

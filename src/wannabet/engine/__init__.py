@@ -12,7 +12,6 @@ for it in tests of the runner's logic, never as proof that a database feature wo
 from __future__ import annotations
 
 from wannabet.engine.base import (
-    STATUS_NAMES,
     Engine,
     Progress,
     SampleRequest,
@@ -21,6 +20,7 @@ from wannabet.engine.base import (
 from wannabet.engine.fake import FakeEngine
 from wannabet.engine.native import NativeEngine
 from wannabet.engine.program import Program, compile_program
+from wannabet.model import STATUS_NAMES
 
 __all__ = [
     "STATUS_NAMES",

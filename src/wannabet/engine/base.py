@@ -12,19 +12,6 @@ from wannabet.engine.program import Program
 from wannabet.model import OnError
 from wannabet.targets import Target
 
-#: index → name of the ``status`` column; 0 is success (the engine's own copy is
-#: ``_engine.STATUS_NAMES``, and ``tests/test_engine_boundary.py`` holds this one to it)
-STATUS_NAMES: tuple[str, ...] = (
-    "ok",
-    "error",
-    "serialization",
-    "deadlock",
-    "lock",
-    "constraint",
-    "connection",
-    "script",
-)
-
 #: (committed so far, errors so far, seconds since the sample started, p99 latency in ms so far)
 Progress = Callable[[int, int, float, float], None]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from wannabet.model import (
+    PREDEFINED_VARIABLES,
     BinOp,
     Call,
     Expr,
@@ -37,8 +38,6 @@ class Program:
 
 
 def compile_program(workload: Workload, style: Literal["dollar", "qmark"]) -> Program:
-    from wannabet.spec import PREDEFINED_VARIABLES
-
     initial: dict[str, int | float | None] = dict(PREDEFINED_VARIABLES)
     initial.update(dict(workload.variables))
     names = list(initial)

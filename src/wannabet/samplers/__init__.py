@@ -1,7 +1,8 @@
 """Per-sample database and OS statistics: one sampler per source behind a small Protocol.
 
-:func:`collector_for` builds the samplers a target supports; the runner starts them right
-before each sample and stops them right after it, and stores the deltas with the sample.
+:func:`wannabet.backends.collector_for` builds the samplers a target supports; the runner
+starts them right before each sample and stops them right after it, and stores the deltas with
+the sample.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from wannabet.samplers.base import (
     Section,
     StatsWarning,
 )
-from wannabet.samplers.factory import StatsOptions, collector_for
+from wannabet.samplers.options import StatsOptions
 
 __all__ = [
     "STATS_LAYOUT",
@@ -26,5 +27,4 @@ __all__ = [
     "Section",
     "StatsOptions",
     "StatsWarning",
-    "collector_for",
 ]

@@ -1,16 +1,10 @@
-"""Which samplers a run gets: every target's, and its backend's."""
+"""How statistics are collected: the options of a run's samplers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wannabet.backends import backend_for
-from wannabet.engine.base import Engine
 from wannabet.model import WAIT_INTERVAL_RANGE_S, WAIT_INTERVAL_S, StatisticsPlan
-from wannabet.samplers.base import Collector, Sampler
-from wannabet.samplers.process import EngineSampler, ProcessSampler
-from wannabet.targets import Target, redact
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,21 +34,3 @@ class StatsOptions:
             wait_interval_s=plan.wait_interval_s,
             server_cores=plan.server_cores,
         )
-
-
-def collector_for(
-    target: Target, engine: Engine, options: StatsOptions, *, transaction_names: Sequence[str]
-) -> Collector | None:
-    """The samplers for ``target``; None when statistics are off.
-
-    Every target gets the engine's and the client process's figures; its backend adds its
-    server's (:attr:`wannabet.backends.Backend.samplers`). A sampler that cannot be set up (no
-    permission, psycopg missing) becomes a warning stored with every sample, and the run goes
-    on with the others. ``transaction_names`` are the program's, in order: the engine's figures
-    count commits per type by them.
-    """
-    if not options.enabled:
-        return None
-    server, warnings = backend_for(target.kind).samplers(target, engine, options)
-    samplers: list[Sampler] = [EngineSampler(transaction_names), ProcessSampler(), *server]
-    return Collector(samplers, warnings, scrub=lambda text: redact(text, target.password))

@@ -23,8 +23,8 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from wannabet.engine.base import STATUS_NAMES
 from wannabet.errors import ImportError_, StoreError, UnknownRun
+from wannabet.model import STATUS_NAMES
 from wannabet.store import queries
 from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION, latency_ms
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import WorkSource
     from wannabet.engine.base import Engine
     from wannabet.samplers.base import Sampler, StatsWarning
-    from wannabet.samplers.factory import StatsOptions
+    from wannabet.samplers.options import StatsOptions
     from wannabet.targets import Target
 
 

@@ -43,7 +43,7 @@ from wannabet.samplers.process import allowed_cores
 from wannabet.targets import Target, redact
 
 if TYPE_CHECKING:
-    from wannabet.samplers.factory import StatsOptions
+    from wannabet.samplers.options import StatsOptions
 
 #: how long the snapshot waits for the run's sessions to exit and report their counters
 BACKEND_EXIT_TIMEOUT_S = 10.0

@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from wannabet.backends import backend_for
 from wannabet.errors import SpecError
 from wannabet.targets import Target, redact
 
@@ -84,7 +85,7 @@ def _parse(url: str, key: str) -> Target:
             netloc = f"{quote(user, safe='')}:{quote(password, safe='')}@"
             netloc += parts.netloc.rsplit("@", 1)[-1]
             url = urlunsplit(parts._replace(netloc=netloc))
-    return Target(kind=KIND, url=url)
+    return Target(backend_for(KIND), url=url)
 
 
 def _password_from_file(url: str, key: str) -> str | None:

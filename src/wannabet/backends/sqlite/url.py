@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from wannabet.backends import backend_for
 from wannabet.errors import SpecError
 from wannabet.targets import Target, redact
 
@@ -39,7 +40,7 @@ def parse(url: str, key: str) -> Target:
             f"{redact(url)!r} is not a valid SQLite URL ({exc}); write sqlite:///relative.db",
             key=key,
         ) from None
-    return Target(kind=KIND, url=f"sqlite://{path}", path=path)
+    return Target(backend_for(KIND), url=f"sqlite://{path}", path=path)
 
 
 def password(url: str) -> str | None:
