@@ -12,7 +12,7 @@ from wannabet.analysis.unit_of_work import (
     statistics_by_condition,
     unit_of_work_by_condition,
 )
-from wannabet.backends import backend_for_url
+from wannabet.backends import backend_for
 from wannabet.store import Store
 
 __all__ = ["unit_of_work_for_run"]
@@ -33,6 +33,6 @@ def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> lis
     by_condition = statistics_by_condition(store.samples(run_id))
     if not by_condition:
         return []
-    # The stored target is the URL with its password scrubbed; its scheme names the backend.
-    backend = backend_for_url(store.run(run_id).target or "")
+    # Every run records its target's kind; only imports have none, and they have no statistics.
+    backend = backend_for(store.run(run_id).target_kind or "")
     return unit_of_work_by_condition(by_condition, unit, source=backend.work())

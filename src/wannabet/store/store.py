@@ -56,6 +56,8 @@ class RunInfo:
     description: str = ""
     settings: Mapping[str, Any] | None = None
     environment: Mapping[str, Any] | None = None
+    #: the backend's kind of a run's target (``"sqlite"``, ``"postgresql"``); None for imports
+    target_kind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -809,6 +811,7 @@ class Store:
             conditions=int(row[13]),
             samples=int(row[14]),
             transactions=int(row[15]),
+            target_kind=row[16],
         )
 
     def conditions(self, run_id: int) -> list[ConditionRow]:
@@ -967,7 +970,8 @@ SELECT r.run_id, r.name, r.description, r.kind, r.status, epoch_ms(r.started_at)
        r.source, r.seed, r.message, r.settings, r.environment,
        (SELECT count(*) FROM conditions c WHERE c.run_id = r.run_id),
        (SELECT count(*) FROM samples s WHERE s.run_id = r.run_id),
-       (SELECT coalesce(sum(s.transactions), 0) FROM samples s WHERE s.run_id = r.run_id)
+       (SELECT coalesce(sum(s.transactions), 0) FROM samples s WHERE s.run_id = r.run_id),
+       r.target_kind
 FROM runs r
 """
 
