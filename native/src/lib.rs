@@ -3,6 +3,7 @@
 //! The engine itself lives in `runner`, `script` and `backend`.
 
 pub mod backend;
+pub mod histogram;
 pub mod runner;
 pub mod script;
 pub mod waits;
@@ -726,6 +727,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(execute_many, m)?)?;
     m.add_function(wrap_pyfunction!(query, m)?)?;
     m.add_function(wrap_pyfunction!(run_sample, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::histogram_of, m)?)?;
     m.add_class::<WaitPoller>()?;
     m.add("STATUS_NAMES", STATUS_NAMES.to_vec())?;
     m.add("APPLICATION_NAME", backend::application_name())?;
