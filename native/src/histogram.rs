@@ -4,7 +4,8 @@
 //! HdrHistogram with 2 significant decimal digits: 256 sub-buckets, lowest discernible value
 //! 1 ns. Values below 256 ns get a bucket of their own; above, every power of two is split into
 //! 128 equal buckets, so a bucket `[lo, hi]` is at most `lo / 128` wide (< 0.79 % of its
-//! values, < 0.4 % from its midpoint). The histogram grows to any `u64` value it is given.
+//! values, < 0.4 % from its midpoint). The histogram grows to any value up to
+//! [`MAX_VALUE_NS`].
 //!
 //! Histograms leave the engine as self-describing rows `(lo_ns, hi_ns, count)`, one per
 //! non-empty bucket: two histograms with this layout merge exactly by summing the counts of
@@ -20,6 +21,11 @@ use pyo3::types::PyDict;
 /// Significant decimal digits kept: 2 gives 2^8 = 256 sub-buckets (the smallest power of two
 /// at or above 2 · 10^2), hence a relative bucket width of at most 1/128.
 pub const SIGNIFICANT_DIGITS: u8 = 2;
+
+/// Largest latency counted as itself (2^63 - 1 ns, about 292 years): HdrHistogram's values
+/// are signed 64-bit, and above it the top bin's highest value would saturate at `u64::MAX`
+/// below the values it holds.
+pub const MAX_VALUE_NS: u64 = i64::MAX as u64;
 
 /// Counts of nanosecond latencies in HdrHistogram buckets (2 significant digits, auto-resizing).
 #[derive(Clone, Debug)]
@@ -41,12 +47,12 @@ impl LatencyHistogram {
         Self { inner }
     }
 
-    /// Counts one latency of `ns` nanoseconds.
+    /// Counts one latency of `ns` nanoseconds; one above [`MAX_VALUE_NS`] counts as that.
     pub fn record(&mut self, ns: u64) {
         // With auto-resize the only error is a counts array longer than usize, which a u64
         // value cannot need (at most 64 buckets of 128 sub-buckets).
         self.inner
-            .record(ns)
+            .record(ns.min(MAX_VALUE_NS))
             .expect("an auto-resizing histogram records any u64");
     }
 
@@ -86,7 +92,8 @@ impl LatencyHistogram {
 
 /// Histogram of `values_ns` as a dict of three uint64 arrays `lo_ns`, `hi_ns`, `count` (the
 /// non-empty buckets). Exposed so that the tests can check that the Python layout equals the
-/// engine's; the engine builds its histograms while it runs.
+/// engine's; the engine builds its histograms while it runs. A value above [`MAX_VALUE_NS`]
+/// raises ValueError, as in Python.
 #[pyfunction]
 pub fn histogram_of<'py>(
     py: Python<'py>,
@@ -95,6 +102,12 @@ pub fn histogram_of<'py>(
     let values = values_ns
         .as_slice()
         .map_err(|_| PyValueError::new_err("values_ns must be a contiguous uint64 array"))?;
+    if let Some(i) = values.iter().position(|&v| v > MAX_VALUE_NS) {
+        return Err(PyValueError::new_err(format!(
+            "values_ns must be at most {MAX_VALUE_NS} (2**63 - 1), got {} at index {i}",
+            values[i]
+        )));
+    }
     let (lo, hi, count) = py.detach(|| {
         let mut h = LatencyHistogram::new();
         for &v in values {
@@ -188,7 +201,18 @@ mod tests {
     fn relative_width_is_at_most_one_percent() {
         let mut values = latencies(4, 20_000);
         // The edges of the layout: exact values up to 255, then the first split buckets.
-        values.extend([0, 1, 255, 256, 257, 511, 512, 1_000, u64::MAX / 4]);
+        values.extend([
+            0,
+            1,
+            255,
+            256,
+            257,
+            511,
+            512,
+            1_000,
+            u64::MAX / 4,
+            MAX_VALUE_NS,
+        ]);
         let (lo, hi, _) = histogram(&values).buckets();
         for (&l, &h) in lo.iter().zip(&hi) {
             if l < 256 {
@@ -199,6 +223,14 @@ mod tests {
                 assert!(width.log2().fract() == 0.0, "widths are powers of two");
             }
         }
+    }
+
+    #[test]
+    fn values_above_the_maximum_count_in_the_top_bucket() {
+        let (lo, hi, count) = histogram(&[MAX_VALUE_NS, MAX_VALUE_NS + 1, u64::MAX]).buckets();
+        assert_eq!(count, vec![3]);
+        assert_eq!(hi, vec![MAX_VALUE_NS]);
+        assert_eq!(lo, vec![MAX_VALUE_NS - ((1 << 55) - 1)]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from wannabet.analysis.histogram import (
     MAX_RELATIVE_WIDTH,
+    MAX_VALUE_NS,
     Histogram,
     count,
     from_values,
@@ -24,11 +25,11 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 QS = (0.5, 0.9, 0.95, 0.99, 0.999)
 
 # Latencies of every scale the layout distinguishes: exact small values, realistic
-# nanoseconds up to 100 s, and the whole uint64 range.
+# nanoseconds up to 100 s, and the whole range of the layout.
 latency = st.one_of(
     st.integers(0, 600),
     st.integers(0, 10**11),
-    st.integers(0, 2**64 - 1),
+    st.integers(0, MAX_VALUE_NS),
 )
 latency_lists = st.lists(latency, min_size=0, max_size=300)
 
@@ -119,7 +120,7 @@ def test_the_python_layout_is_the_engines_on_a_million_latencies() -> None:
     v = np.concatenate(
         [
             rng.lognormal(np.log(1e6), 2.0, 1_000_000).astype(np.uint64),
-            u64([0, 1, 255, 256, 511, 512, 2**53 - 1, 2**53, 2**53 + 1, 2**63, 2**64 - 1]),
+            u64([0, 1, 255, 256, 511, 512, 2**53 - 1, 2**53, 2**53 + 1, 2**62, MAX_VALUE_NS]),
         ]
     )
     native = _engine.histogram_of(v)
@@ -240,11 +241,23 @@ def test_bad_bins_are_refused_with_the_reason(lo, hi, n, message) -> None:
         Histogram(np.array(lo), np.array(hi), np.array(n))
 
 
+TOO_LARGE = r"at most 9223372036854775807 \(2\*\*63 - 1\), got 9223372036854775808 at index 1"
+
+
+def test_the_engine_refuses_the_latencies_from_values_refuses() -> None:
+    from wannabet import _engine
+
+    with pytest.raises(ValueError, match=TOO_LARGE):
+        _engine.histogram_of(u64([1, 2**63]))
+
+
 def test_bad_values_and_probabilities_are_refused() -> None:
     with pytest.raises(ValueError, match="values_ns must not be negative, got -3 at index 1"):
         from_values([5, -3])
     with pytest.raises(ValueError, match="values_ns must hold integers"):
         from_values([1.5])
+    with pytest.raises(ValueError, match=TOO_LARGE):
+        from_values(u64([1, 2**63]))
     h = from_values([1, 2])
     with pytest.raises(ValueError, match=r"must lie in \[0, 1\], got 1.5"):
         quantiles(h, [0.5, 1.5])

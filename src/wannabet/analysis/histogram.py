@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "MAX_RELATIVE_WIDTH",
+    "MAX_VALUE_NS",
     "SIGNIFICANT_DIGITS",
     "SUB_BUCKET_COUNT",
     "Histogram",
@@ -55,8 +56,11 @@ SUB_BUCKET_COUNT = 256
 #: Largest ``(hi - lo + 1) / lo`` of a bin of the layout (values below 256 ns are exact).
 MAX_RELATIVE_WIDTH = 1 / 128
 
-_HALF = SUB_BUCKET_COUNT // 2
-_HALF_MAGNITUDE = 7  # log2(_HALF)
+#: Largest latency :func:`from_values` accepts (about 292 years): HdrHistogram's values are
+#: signed 64-bit, and every bin edge up to it fits an int64 column.
+MAX_VALUE_NS = 2**63 - 1
+
+_HALF_MAGNITUDE = 7  # log2(SUB_BUCKET_COUNT / 2)
 _COUNT_MAGNITUDE = 8  # log2(SUB_BUCKET_COUNT)
 
 
@@ -120,14 +124,11 @@ class Histogram:
             and np.array_equal(self.count, other.count)
         )
 
-    __hash__ = None  # type: ignore[assignment]  # mutable-looking arrays: not hashable
+    __hash__ = None  # type: ignore[assignment]  # equality compares array contents
 
     def __len__(self) -> int:
         """Number of bins (not of values: see :func:`count`)."""
         return int(self.lo_ns.size)
-
-    def __repr__(self) -> str:
-        return f"Histogram({len(self)} bins, {count(self)} values)"
 
 
 def _u64(name: str, values: Any) -> NDArray[np.uint64]:
@@ -169,7 +170,7 @@ def from_values(values_ns: ArrayLike) -> Histogram:
     Parameters
     ----------
     values_ns : array_like of int
-        Latencies in nanoseconds (non-negative integers), in any order.
+        Latencies in nanoseconds, integers from 0 to :data:`MAX_VALUE_NS`, in any order.
 
     Returns
     -------
@@ -179,7 +180,8 @@ def from_values(values_ns: ArrayLike) -> Histogram:
     Raises
     ------
     ValueError
-        If ``values_ns`` is not one-dimensional, not integers or holds a negative value.
+        If ``values_ns`` is not one-dimensional, not integers, or holds a value outside
+        ``[0, MAX_VALUE_NS]``.
 
     Notes
     -----
@@ -189,6 +191,12 @@ def from_values(values_ns: ArrayLike) -> Histogram:
     ``b * 128 + s``, which orders bins by value. See [1]_ in the module references.
     """
     v = _u64("values_ns", values_ns)
+    too_large = np.flatnonzero(v > np.uint64(MAX_VALUE_NS))
+    if too_large.size:
+        i = int(too_large[0])
+        raise ValueError(
+            f"values_ns must be at most {MAX_VALUE_NS} (2**63 - 1), got {v[i]} at index {i}"
+        )
     if v.size == 0:
         return Histogram(v, v, v)
     bucket = _bit_length(v | np.uint64(SUB_BUCKET_COUNT - 1)) - _COUNT_MAGNITUDE
