@@ -7,6 +7,7 @@
 pub mod backend;
 mod decode;
 mod errors;
+pub mod histogram;
 mod poller;
 pub mod runner;
 pub mod script;
@@ -259,6 +260,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(execute_many, m)?)?;
     m.add_function(wrap_pyfunction!(query, m)?)?;
     m.add_function(wrap_pyfunction!(run_sample, m)?)?;
+    m.add_function(wrap_pyfunction!(histogram::histogram_of, m)?)?;
     m.add_class::<poller::WaitPoller>()?;
     m.add("STATUS_NAMES", PyTuple::new(py, STATUS_NAMES)?)?;
     let functions = PyDict::new(py);

@@ -2,7 +2,7 @@
 
 Only ``wannabet.engine`` imports the extension. Classes deriving from ``TypedDict`` or
 ``Protocol`` here describe shapes the extension reads or returns; they do not exist at run time
-(``tests/test_engine_stub.py`` checks that every other name here does, and the reverse).
+(``tests/test_engine_boundary.py`` checks that every other name here does, and the reverse).
 """
 
 from collections.abc import Callable, Sequence
@@ -117,7 +117,15 @@ class WaitCounts(TypedDict):
     cpu_s: float
     error: str | None
 
+class HistogramBins(TypedDict):
+    """The non-empty bins of a latency histogram: ``count`` values lie in ``[lo_ns, hi_ns]``."""
+
+    lo_ns: NDArray[np.uint64]
+    hi_ns: NDArray[np.uint64]
+    count: NDArray[np.uint64]
+
 def version() -> str: ...
+def histogram_of(values_ns: NDArray[np.uint64]) -> HistogramBins: ...
 def execute(target: str, sql: str) -> None: ...
 def execute_many(target: str, statements: Sequence[str]) -> None: ...
 def query(target: str, sql: str) -> list[tuple[str | None, ...]]: ...
