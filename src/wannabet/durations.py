@@ -44,16 +44,6 @@ def _bounded(seconds: float, value: object) -> float:
     return seconds
 
 
-def format_duration(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
-    if seconds >= 60:
-        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
-    if seconds >= 1 or seconds == 0:
-        return f"{seconds:g}s"
-    return f"{seconds * 1000:g}ms"
-
-
 def _hint(value: object) -> str:
     return (
         f'{value!r} is not a duration; write e.g. "5s", "500ms", "1m30s", "2h"'

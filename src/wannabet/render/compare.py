@@ -175,39 +175,6 @@ def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
     return out
 
 
-def compare_markdown(doc: dict[str, Any]) -> str:
-    out = [
-        f"**{_md(_runs(doc))}**,"
-        f" {doc['metric']} ({doc['unit']}),"
-        f" {doc['level']} level, α = {doc['alpha']}, ROPE ±{doc['rope_pct']:g}%",
-        "",
-        "| condition | n | mean | sd | median | p95 | normality p | mean 95% CI |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for c in doc["conditions"]:
-        out.append(
-            f"| {_md(c['condition'])} | {c['n']} | {fmt_num(c['mean'])} | {fmt_num(c['sd'])}"
-            f" | {fmt_num(c['median'])} | {fmt_num(c['p95'])} | {_p(c['normality']['p'])}"
-            f" | {_interval(c['clt']['mean_ci95'])} |"
-        )
-    if doc["comparisons"]:
-        out += [
-            "",
-            "| condition | baseline | Δ mean | CI | test | p (adj.) | verdict | note |",
-            "|---|---|---:|---|---|---:|---|---|",
-        ]
-        for c in doc["comparisons"]:
-            out.append(
-                f"| {_md(c['condition'])} | {_md(c['baseline'])} | {_pct(c['delta_pct'])}"
-                f" | {_interval(c['ci_pct'], '%')} | {_md(c['test'] or '–')}"
-                f" | {_p(c['p_adjusted'])}"
-                f" | **{c['verdict']}** | {_md(c['note'])} |"
-            )
-    if doc.get("bayes"):
-        out.append(bayes_markdown(doc))
-    return "\n".join(out) + "\n"
-
-
 def bayes_markdown(doc: Mapping[str, Any]) -> str:
     """The Bayesian section of a comparison document as Markdown ("" without one).
 
@@ -312,9 +279,3 @@ def _runs(doc: dict[str, Any]) -> str:
     if isinstance(runs, list):
         return "Runs " + ", ".join(f"{r['run_id']} ({r['name']})" for r in runs)
     return f"Run {runs.get('run_id', '?')}: {runs.get('name', '')}"
-
-
-def _md(text: str) -> str:
-    from wannabet.render.markdown import cell
-
-    return cell(text)

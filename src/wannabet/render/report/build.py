@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from wannabet.analysis.bayes import BayesOptions
 from wannabet.errors import AnalysisError
-from wannabet.render.markdown import comparison_markdown, one_line, strip_control
+from wannabet.render.markdown import comparison_markdown, one_line
 from wannabet.render.report import charts
 from wannabet.render.report.data import (
     ConditionData,
@@ -402,10 +402,6 @@ def _p(p: Any) -> str:
     if p is None:
         return "–"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _text(x: Any) -> str:
-    return strip_control(str(x))
 
 
 def shown_target(target: str | None, results: Path) -> str:
