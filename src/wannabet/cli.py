@@ -20,6 +20,7 @@ from rich.console import Console
 
 from wannabet.durations import parse_duration
 from wannabet.errors import SpecError, WannabetError
+from wannabet.render.format import markup
 from wannabet.store import DEFAULT_RESULTS, Store
 
 app = typer.Typer(
@@ -74,7 +75,7 @@ def handled(fn: F) -> F:
             if _state["debug"]:
                 raise
             err_console.print(
-                f"[red]error:[/red] {_escape(str(exc))}", highlight=False, soft_wrap=True
+                f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True
             )
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
@@ -88,7 +89,7 @@ def handled(fn: F) -> F:
                 raise
             where = f"{exc.filename}: " if exc.filename else ""
             err_console.print(
-                f"[red]error:[/red] {_escape(where + (exc.strerror or str(exc)))}",
+                f"[red]error:[/red] {markup(where + (exc.strerror or str(exc)))}",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -227,8 +228,8 @@ def run(
     _print_summary(store, outcome.run_id, output)
     for label, message in outcome.failed_conditions:
         err_console.print(
-            f"[yellow]warning:[/yellow] {_escape(label)}: no transaction succeeded;"
-            f" the first error: {_escape(message)}",
+            f"[yellow]warning:[/yellow] {markup(label)}: no transaction succeeded;"
+            f" the first error: {markup(message)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -292,13 +293,13 @@ def _print_summary(
         if units:
             console.print(render.unit_of_work_table(units))
             for line in render.curve_lines(units):
-                console.print(f"  {_escape(line)}", highlight=False)
+                console.print(f"  {markup(line)}", highlight=False)
         for warning in render.unit_of_work_warnings(units) + render.summary_warnings(rows):
-            console.print(f"[yellow]warning:[/yellow] {_escape(warning)}", highlight=False)
+            console.print(f"[yellow]warning:[/yellow] {markup(warning)}", highlight=False)
         if info.status != "complete":
             console.print(
                 f"[yellow]run {info.run_id} is {info.status}[/yellow]"
-                + (f": {_escape(info.message)}" if info.message else ""),
+                + (f": {markup(info.message)}" if info.message else ""),
                 highlight=False,
             )
 
@@ -419,7 +420,7 @@ def import_csv(
     )
     info = store.run(run_id)
     console.print(
-        f"imported {info.transactions:,} rows of {_escape(str(file))} as run {run_id}:"
+        f"imported {info.transactions:,} rows of {markup(str(file))} as run {run_id}:"
         f" {_count(info.conditions, 'condition')}, {_count(info.samples, 'sample')}",
         highlight=False,
     )
@@ -788,7 +789,7 @@ def report(
             file="command line",
         ) from None
     err_console.print(
-        f"wrote {_escape(str(output_file))} ({len(text.encode()) / 1e6:.2f} MB)", highlight=False
+        f"wrote {markup(str(output_file))} ({len(text.encode()) / 1e6:.2f} MB)", highlight=False
     )
 
 
@@ -817,14 +818,6 @@ def _duration(value: str | None, option: str, *, allow_zero: bool = False) -> fl
     return seconds
 
 
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    from wannabet.render.markdown import strip_control
-
-    return escape(strip_control(text))
-
-
 def main() -> None:
     """Run the command line; a usage mistake is one line, like every other error."""
     try:
@@ -838,7 +831,7 @@ def main() -> None:
             ctx = getattr(exc, "ctx", None)
             where = ctx.command_path if ctx is not None else "wannabet"
             err_console.print(
-                f"[red]error:[/red] {_escape(exc.format_message())}; see {_escape(where)} --help",
+                f"[red]error:[/red] {markup(exc.format_message())}; see {markup(where)} --help",
                 highlight=False,
                 soft_wrap=True,
             )

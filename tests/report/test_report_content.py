@@ -14,13 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wannabet.analysis.bayes import BayesOptions
-from wannabet.render.markdown import (
-    cell,
-    markdown_table,
-    one_line,
-    strip_control,
-    verdict_markdown,
-)
+from wannabet.render.format import cell, interval, one_line, strip_control
+from wannabet.render.markdown import markdown_table, verdict_markdown
 from wannabet.render.report import (
     ReportOptions,
     ResponseCurve,
@@ -29,7 +24,7 @@ from wannabet.render.report import (
     build_report,
     verdict_sentence,
 )
-from wannabet.render.report.build import _interval, condition_notes
+from wannabet.render.report.build import condition_notes
 from wannabet.render.report.charts import LABEL_LIMIT
 from wannabet.render.report.data import (
     HEAT_LATENCY_BINS,
@@ -246,7 +241,7 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
     pair = built.doc["comparisons"][0]["bayes"]
     lo, hi = pair["hdi_pct"]
     # The HDI of the table is the one the analysis computed, and the shaded area lies in it.
-    assert _interval([lo, hi], "%") in built.html
+    assert interval([lo, hi], "%") in built.html
     parser = _Scripts()
     parser.feed(built.html)
     spec = json.loads(parser.scripts[built.charts.index("posterior")][1])
@@ -258,7 +253,7 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
 
 def test_unit_of_work_section_from_stored_statistics(sqlite_runs: Runs, tmp_path: Path) -> None:
     from wannabet.analysis.unit_of_work import unit_of_work_for_run
-    from wannabet.render.summary import fmt_num
+    from wannabet.render.format import fmt_num
 
     store = Store(sqlite_runs.results)
     run_id = sqlite_runs.ids["two"]
@@ -443,7 +438,7 @@ def test_bayes_and_unit_of_work_markdown_are_aligned_and_clean(sqlite_runs: Runs
     from dataclasses import replace
 
     from wannabet.analysis.unit_of_work import unit_of_work_for_run
-    from wannabet.render.compare import bayes_markdown
+    from wannabet.render.markdown import bayes_markdown
     from wannabet.render.summary import unit_of_work_markdown
 
     bad = "x\x1b[31m|y\nz\u2028w"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Group
@@ -13,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wannabet.render.summary import fmt_num
+from wannabet.render.format import clean_strings, fmt_num, interval, p_value, pct
 
 _VERDICT_STYLE = {
     "faster": "bold green",
@@ -27,25 +26,7 @@ def compare_json(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
-def _interval(pair: list[float | None] | None, suffix: str = "") -> str:
-    if not pair or pair[0] is None or pair[1] is None:
-        return "–"
-    return f"[{fmt_num(pair[0])}, {fmt_num(pair[1])}]{suffix}"
-
-
-def _p(p: float | None) -> str:
-    if p is None:
-        return "–"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{x:+.1f}%"
-
-
 def compare_table(doc: dict[str, Any]) -> Group:
-    from wannabet.render.markdown import clean_strings
-
     # Labels and messages come from results files: no escape sequence reaches the terminal.
     doc = clean_strings(doc)
     unit = doc["unit"]
@@ -64,8 +45,8 @@ def compare_table(doc: dict[str, Any]) -> Group:
             fmt_num(c["median"]),
             fmt_num(c["p95"]),
             "–" if c["cv"] is None else f"{100 * c['cv']:.1f}%",
-            _p(c["normality"]["p"]),
-            _interval(c["clt"]["mean_ci95"]),
+            p_value(c["normality"]["p"]),
+            interval(c["clt"]["mean_ci95"]),
         )
     parts: list[Any] = [conditions]
     bets = []
@@ -75,7 +56,7 @@ def compare_table(doc: dict[str, Any]) -> Group:
             within = clt["within_sd_range_2"]
             check = (
                 f" ({within['count']} of {within['n']} observed lie within ±2 sd,"
-                f" {_interval(clt['sd_range_2'])})"
+                f" {interval(clt['sd_range_2'])})"
                 if not clt["bet"].startswith("no bet")
                 else ""
             )
@@ -91,11 +72,11 @@ def compare_table(doc: dict[str, Any]) -> Group:
             style = _VERDICT_STYLE.get(c["verdict"], "")
             table.add_row(
                 escape(f"{c['condition']} vs {c['baseline']}"),
-                _pct(c["delta_pct"]),
-                _interval(c["ci_pct"], "%"),
-                _pct(c["median_delta_pct"]),
+                pct(c["delta_pct"]),
+                interval(c["ci_pct"], "%"),
+                pct(c["median_delta_pct"]),
                 escape(c["test"] or "–"),
-                _p(c["p_adjusted"]),
+                p_value(c["p_adjusted"]),
                 "–" if c["cliffs_delta"] is None else f"{c['cliffs_delta']:+.2f}",
                 f"[{style}]{c['verdict']}[/{style}]" if style else c["verdict"],
             )
@@ -106,7 +87,7 @@ def compare_table(doc: dict[str, Any]) -> Group:
         ]
         parts.append(Text.from_markup("\n".join(lines)))
     if doc.get("omnibus"):
-        parts.append(Text(f"Omnibus: {doc['omnibus']['test']} p={_p(doc['omnibus']['p'])}"))
+        parts.append(Text(f"Omnibus: {doc['omnibus']['test']} p={p_value(doc['omnibus']['p'])}"))
     if doc.get("bayes"):
         parts += _bayes_tables(doc)
     warnings = [
@@ -142,7 +123,7 @@ def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
     for name in (f"posterior mean ({doc['unit']})", f"{level} HDI"):
         table.add_column(name, justify="right")
     for c in b["conditions"]:
-        table.add_row(escape(c["condition"]), fmt_num(c["mean"]), _interval(c["hdi"]))
+        table.add_row(escape(c["condition"]), fmt_num(c["mean"]), interval(c["hdi"]))
     out.append(table)
     pairs = [c for c in doc["comparisons"] if c.get("bayes")]
     if pairs:
@@ -156,8 +137,8 @@ def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
             style = _DECISION_STYLE.get(p["rope_decision"], "")
             table.add_row(
                 escape(f"{c['condition']} vs {c['baseline']}"),
-                _pct(p["mean_pct"]),
-                _interval(p["hdi_pct"], "%"),
+                pct(p["mean_pct"]),
+                interval(p["hdi_pct"], "%"),
                 "–" if p["p_faster"] is None else f"{p['p_faster']:.3f}",
                 "–" if p["rhat_max"] is None else f"{p['rhat_max']:.3f}",
                 "–" if p["ess_min"] is None else f"{p['ess_min']:.0f}",
@@ -170,61 +151,9 @@ def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
         for name in ("Δ mean", f"{level} HDI"):
             table.add_column(name, justify="right")
         for e in b["effects"]:
-            table.add_row(escape(e["term"]), _pct(e["mean_pct"]), _interval(e["hdi_pct"], "%"))
+            table.add_row(escape(e["term"]), pct(e["mean_pct"]), interval(e["hdi_pct"], "%"))
         out.append(table)
     return out
-
-
-def bayes_markdown(doc: Mapping[str, Any]) -> str:
-    """The Bayesian section of a comparison document as Markdown ("" without one).
-
-    Aligned tables (:func:`wannabet.render.markdown.markdown_table`): labels are cleaned of
-    control characters and line breaks, so they can neither break a row nor reach the
-    terminal as escape sequences.
-    """
-    from wannabet.render.markdown import cell, markdown_table
-
-    b = doc.get("bayes")
-    if not b:
-        return ""
-    level = f"{100 * b['hdi_prob']:g}%"
-    header = ["condition", "baseline", "Δ mean", f"{level} HDI"]
-    header += ["P(faster)", "R-hat", "ESS", "decision"]
-    rows = [
-        [
-            c["condition"],
-            c["baseline"],
-            _pct(p["mean_pct"]),
-            _interval(p["hdi_pct"], "%"),
-            f"{p['p_faster']:.3f}",
-            "–" if p["rhat_max"] is None else format(p["rhat_max"], ".3f"),
-            "–" if p["ess_min"] is None else format(p["ess_min"], ".0f"),
-            f"**{p['rope_decision']}**",
-        ]
-        for c in doc["comparisons"]
-        if (p := c.get("bayes"))
-    ]
-    out = [
-        "",
-        f"**Bayesian estimation**, {cell(b['model'])} model, {level} HDI, ROPE ±{b['rope_pct']:g}%",
-        "",
-        markdown_table(
-            header,
-            rows,
-            ["left", "left", "right", "left", "right", "right", "right", "left"],
-        ).rstrip("\n"),
-    ]
-    if b["effects"]:
-        effects = [
-            [e["term"], _pct(e["mean_pct"]), _interval(e["hdi_pct"], "%")] for e in b["effects"]
-        ]
-        out += [
-            "",
-            markdown_table(
-                ["factorial term", "Δ mean", f"{level} HDI"], effects, ["left", "right", "left"]
-            ).rstrip("\n"),
-        ]
-    return "\n".join(out)
 
 
 def compare_csv(doc: dict[str, Any]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +9,8 @@ from typing import Any, Literal
 
 from wannabet.analysis.bayes import BayesOptions
 from wannabet.errors import AnalysisError
-from wannabet.render.markdown import comparison_markdown, one_line
+from wannabet.render.format import finite_num, fmt_num, interval, one_line, p_value, pct
+from wannabet.render.markdown import comparison_markdown
 from wannabet.render.report import charts
 from wannabet.render.report.data import (
     ConditionData,
@@ -19,7 +19,6 @@ from wannabet.render.report.data import (
     load_report_data,
 )
 from wannabet.render.report.page import Chart, render_page
-from wannabet.render.summary import fmt_num
 from wannabet.store import ConditionRow, RunInfo, Store
 
 MetricChoice = Literal["auto", "latency", "throughput"]
@@ -382,28 +381,6 @@ def verdict_sentence(c: Mapping[str, Any], metric: str, alpha: float, rope_pct: 
     return f"No bet yet on {name} against {base} ({change}): {c.get('note', '')}."
 
 
-def _num(x: Any, suffix: str = "") -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    return fmt_num(x) + suffix
-
-
-def _pct(x: Any) -> str:
-    return "–" if x is None else f"{x:+.1f}%"
-
-
-def _interval(pair: Any, suffix: str = "") -> str:
-    if not pair or pair[0] is None or pair[1] is None:
-        return "–"
-    return f"[{fmt_num(pair[0])}, {fmt_num(pair[1])}]{suffix}"
-
-
-def _p(p: Any) -> str:
-    if p is None:
-        return "–"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
 def shown_target(target: str | None, results: Path) -> str:
     """The run's target as the page shows it: a SQLite file in the results file's directory
     (where ``run`` creates one by default) relative to it, so a mailed page carries no
@@ -499,23 +476,23 @@ def _context(
             {
                 "condition": c["condition"],
                 "baseline": c["baseline"],
-                "delta": _pct(c["delta_pct"]),
-                "ci": _interval(c["ci_pct"], "%"),
-                "median_delta": _pct(c["median_delta_pct"]),
+                "delta": pct(c["delta_pct"]),
+                "ci": interval(c["ci_pct"], "%"),
+                "median_delta": pct(c["median_delta_pct"]),
                 "test": c["test"] or "–",
-                "p": _p(c["p_adjusted"]),
+                "p": p_value(c["p_adjusted"]),
                 "cliff": "–" if c["cliffs_delta"] is None else f"{c['cliffs_delta']:+.2f}",
                 "verdict": c["verdict"],
                 "note": c["note"],
                 "bayes": None
                 if p is None
                 else {
-                    "mean": _pct(p.mean_pct),
-                    "hdi": _interval(list(p.hdi_pct), "%"),
+                    "mean": pct(p.mean_pct),
+                    "hdi": interval(list(p.hdi_pct), "%"),
                     "p_faster": f"{100 * float(p.p_faster):.1f}%",
                     "rope": str(p.rope_decision),
-                    "rhat": _num(p.rhat_max),
-                    "ess": _num(p.ess_min),
+                    "rhat": finite_num(p.rhat_max),
+                    "ess": finite_num(p.ess_min),
                 },
             }
         )
@@ -527,17 +504,17 @@ def _context(
             {
                 "condition": c["condition"],
                 "n": c["n"],
-                "mean": _num(c["mean"]),
-                "sd": _num(c["sd"]),
-                "median": _num(c["median"]),
-                "p95": _num(c["p95"]),
-                "p99": _num(c["p99"]),
+                "mean": finite_num(c["mean"]),
+                "sd": finite_num(c["sd"]),
+                "median": finite_num(c["median"]),
+                "p95": finite_num(c["p95"]),
+                "p99": finite_num(c["p99"]),
                 "cv": "–" if c["cv"] is None else f"{100 * c['cv']:.1f}%",
-                "ci": _interval(c["clt"]["mean_ci95"]),
+                "ci": interval(c["clt"]["mean_ci95"]),
                 "transactions": "–" if cd is None else f"{cd.transactions:,}",
                 # Percentiles of the transactions themselves, beside those of the sample means.
-                "tx_p50": _num(_tx_quantile(cd, 2)) if metric == "latency" else "–",
-                "tx_p95": _num(_tx_quantile(cd, 4)) if metric == "latency" else "–",
+                "tx_p50": finite_num(_tx_quantile(cd, 2)) if metric == "latency" else "–",
+                "tx_p95": finite_num(_tx_quantile(cd, 4)) if metric == "latency" else "–",
                 "errors": "–" if cd is None else f"{cd.errors:,}",
                 "bet": c["clt"].get("bet") or "",
             }
@@ -551,7 +528,7 @@ def _context(
     effects = []
     for e in getattr(bayes, "effects", ()) or ():
         effects.append(
-            {"term": e.term, "mean": _pct(e.mean_pct), "hdi": _interval(list(e.hdi_pct), "%")}
+            {"term": e.term, "mean": pct(e.mean_pct), "hdi": interval(list(e.hdi_pct), "%")}
         )
     question = runs[0].description or runs[0].name
     level = (doc or {}).get("level", opts.level)
@@ -576,10 +553,10 @@ def _context(
             uow_rows.append(
                 {
                     "condition": row.condition,
-                    "units": _num(row.units_per_s),
-                    "cpu": _num(row.cpu_ms_per_unit),
-                    "wait": _num(row.wait_ms_per_unit),
-                    "response": _num(row.response_ms_per_unit),
+                    "units": finite_num(row.units_per_s),
+                    "cpu": finite_num(row.cpu_ms_per_unit),
+                    "wait": finite_num(row.wait_ms_per_unit),
+                    "response": finite_num(row.response_ms_per_unit),
                     "waits": ", ".join(f"{w} {fmt_num(ms)} ms" for w, ms in row.top_waits[:3])
                     or "–",
                 }

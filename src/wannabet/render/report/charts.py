@@ -16,7 +16,7 @@ import altair as alt
 import numpy as np
 from scipy import stats
 
-from wannabet.render.markdown import one_line
+from wannabet.render.format import one_line
 from wannabet.render.report.data import QUANTILES, ConditionData, ReportData
 
 WIDTH = 540
