@@ -27,15 +27,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from wannabet import design
+from wannabet.durations import duration_option
 from wannabet.engine.base import Engine, SampleRequest, SampleResult
 from wannabet.engine.program import compile_program
 from wannabet.environment import client_environment, server_environment
 from wannabet.errors import Interrupted, QueryError, SpecError, TargetError, WannabetError
-from wannabet.model import Condition, Experiment, ScheduledSample
+from wannabet.model import Condition, Experiment, ScheduledSample, StatisticsPlan
 from wannabet.samplers import Collector, StatsOptions, collector_for
 from wannabet.script import split_sql
 from wannabet.store import ConditionRow, SampleRow, Store
-from wannabet.targets import Target, redact
+from wannabet.targets import Target, parse_target, redact
 from wannabet.version import tool_version
 
 
@@ -103,6 +104,78 @@ def with_overrides(
     if sessions is not None:
         workload = dataclasses.replace(workload, sessions=sessions)
     return dataclasses.replace(experiment, sampling=sampling, workload=workload)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSetup:
+    """Where and how a run goes, with the command line's choices merged into the file's."""
+
+    target: Target
+    #: the default SQLite target beside the results file, which wannabet owns and makes afresh
+    fresh_target: bool
+    statistics: StatsOptions
+
+
+def prepare_run(
+    experiment: Experiment,
+    store: Store,
+    *,
+    target: str | None = None,
+    file: str = "<experiment>",
+    stats: bool | None = None,
+    stats_interval: str | None = None,
+    server_cores: int | None = None,
+) -> RunSetup:
+    """The target and statistics of a run of ``experiment`` (from ``file``).
+
+    ``target`` overrides the file's; without either, the run goes to a SQLite file named after
+    the experiment beside the results file. ``stats``, ``stats_interval`` (a duration such as
+    ``"20ms"``) and ``server_cores`` override the file's ``[statistics]`` table.
+    """
+    if not store.path.exists():
+        store.check_writable()  # before the default target is made beside it
+    url = target or experiment.target
+    fresh = url is None
+    if url is None:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", experiment.name).strip("-") or "target"
+        url = f"sqlite:///{(store.path.parent / f'{name}.sqlite').resolve()}"
+    resolved = parse_target(
+        url,
+        key="--target" if target else "target",
+        file="command line" if target else file,
+    )
+    statistics = statistics_options(
+        experiment.statistics,
+        enabled=stats,
+        wait_interval=stats_interval,
+        server_cores=server_cores,
+    )
+    return RunSetup(resolved, fresh, statistics)
+
+
+def statistics_options(
+    plan: StatisticsPlan,
+    *,
+    enabled: bool | None = None,
+    wait_interval: str | None = None,
+    server_cores: int | None = None,
+) -> StatsOptions:
+    """The file's ``[statistics]`` (``plan``) with every option that is not None applied."""
+    interval = (
+        plan.wait_interval_s
+        if wait_interval is None
+        else (duration_option(wait_interval, "--stats-interval") or 0.0)
+    )
+    try:
+        return StatsOptions(
+            enabled=plan.enabled if enabled is None else enabled,
+            wait_interval_s=interval,
+            server_cores=plan.server_cores if server_cores is None else server_cores,
+        )
+    except ValueError as exc:
+        raise SpecError(
+            f"{exc}; e.g. --stats-interval 50ms", key="--stats-interval", file="command line"
+        ) from None
 
 
 def sample_seed(seed: int, position: int) -> int:

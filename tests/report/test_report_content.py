@@ -16,14 +16,7 @@ from hypothesis import strategies as st
 from wannabet.analysis.bayes import BayesOptions
 from wannabet.render.format import cell, interval, one_line, strip_control
 from wannabet.render.markdown import markdown_table, verdict_markdown
-from wannabet.render.report import (
-    ReportOptions,
-    ResponseCurve,
-    UnitOfWork,
-    UnitOfWorkRow,
-    build_report,
-    verdict_sentence,
-)
+from wannabet.render.report import verdict_sentence
 from wannabet.render.report.build import condition_notes
 from wannabet.render.report.charts import LABEL_LIMIT
 from wannabet.render.report.data import (
@@ -37,8 +30,9 @@ from wannabet.render.report.data import (
     _log_density,
 )
 from wannabet.render.report.page import json_for_html
+from wannabet.reports import ResponseCurve, UnitOfWork, UnitOfWorkRow, build_report
 from wannabet.store import Store
-from wannabet.verdicts import compare_runs
+from wannabet.verdicts import ComparisonOptions, compare_runs
 
 from .conftest import Runs, ok, wannabet
 
@@ -234,7 +228,7 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
     built = build_report(
         Store(sqlite_runs.results),
         [sqlite_runs.ids["two"]],
-        ReportOptions(bayes=BayesOptions(model="gamma", seed=1)),
+        ComparisonOptions(bayes=BayesOptions(model="gamma", seed=1)),
     )
     assert "posterior" in built.charts
     assert built.doc is not None

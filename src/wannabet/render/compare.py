@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from wannabet.documents import BayesDocument, ComparisonDocument
 from wannabet.render.format import clean_strings, fmt_num, interval, p_value, pct
 
 _VERDICT_STYLE = {
@@ -22,11 +23,11 @@ _VERDICT_STYLE = {
 }
 
 
-def compare_json(doc: dict[str, Any]) -> str:
+def compare_json(doc: ComparisonDocument) -> str:
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
-def compare_table(doc: dict[str, Any]) -> Group:
+def compare_table(doc: ComparisonDocument) -> Group:
     # Labels and messages come from results files: no escape sequence reaches the terminal.
     doc = clean_strings(doc)
     unit = doc["unit"]
@@ -68,28 +69,30 @@ def compare_table(doc: dict[str, Any]) -> Group:
         table.add_column("condition", style="bold", overflow="fold")
         for name in ("Δ mean", "CI", "Δ median", "test", "p (adj.)", "Cliff's δ", "verdict"):
             table.add_column(name, justify="right" if name not in ("test", "verdict") else "left")
-        for c in doc["comparisons"]:
-            style = _VERDICT_STYLE.get(c["verdict"], "")
+        for pair in doc["comparisons"]:
+            style = _VERDICT_STYLE.get(pair["verdict"], "")
             table.add_row(
-                escape(f"{c['condition']} vs {c['baseline']}"),
-                pct(c["delta_pct"]),
-                interval(c["ci_pct"], "%"),
-                pct(c["median_delta_pct"]),
-                escape(c["test"] or "–"),
-                p_value(c["p_adjusted"]),
-                "–" if c["cliffs_delta"] is None else f"{c['cliffs_delta']:+.2f}",
-                f"[{style}]{c['verdict']}[/{style}]" if style else c["verdict"],
+                escape(f"{pair['condition']} vs {pair['baseline']}"),
+                pct(pair["delta_pct"]),
+                interval(pair["ci_pct"], "%"),
+                pct(pair["median_delta_pct"]),
+                escape(pair["test"] or "–"),
+                p_value(pair["p_adjusted"]),
+                "–" if pair["cliffs_delta"] is None else f"{pair['cliffs_delta']:+.2f}",
+                f"[{style}]{pair['verdict']}[/{style}]" if style else pair["verdict"],
             )
         parts.append(table)
         lines = [
-            f"  {escape(c['condition'])}: {escape(c['summary'])} — {escape(c['note'])}"
-            for c in doc["comparisons"]
+            f"  {escape(p['condition'])}: {escape(p['summary'])} — {escape(p['note'])}"
+            for p in doc["comparisons"]
         ]
         parts.append(Text.from_markup("\n".join(lines)))
-    if doc.get("omnibus"):
-        parts.append(Text(f"Omnibus: {doc['omnibus']['test']} p={p_value(doc['omnibus']['p'])}"))
-    if doc.get("bayes"):
-        parts += _bayes_tables(doc)
+    omnibus = doc["omnibus"]
+    if omnibus:
+        parts.append(Text(f"Omnibus: {omnibus['test']} p={p_value(omnibus['p'])}"))
+    bayes = doc.get("bayes")
+    if bayes:
+        parts += _bayes_tables(doc, bayes)
     warnings = [
         f"  [yellow]![/yellow] {escape(e['condition'])}: left out, {escape(e['reason'])}"
         " → see `wannabet summary` for its errors"
@@ -103,7 +106,7 @@ def compare_table(doc: dict[str, Any]) -> Group:
     ]
     warnings += [
         f"  [yellow]![/yellow] {escape(d['message'])} → {escape(d['advice'])}"
-        for d in (doc.get("bayes") or {}).get("diagnostics", [])
+        for d in (bayes["diagnostics"] if bayes else [])
     ]
     if warnings:
         parts.append(Text.from_markup("[bold]Diagnostics[/bold]\n" + "\n".join(warnings)))
@@ -113,8 +116,7 @@ def compare_table(doc: dict[str, Any]) -> Group:
 _DECISION_STYLE = {"credible-difference": "bold", "practically-equivalent": "green"}
 
 
-def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
-    b = doc["bayes"]
+def _bayes_tables(doc: ComparisonDocument, b: BayesDocument) -> list[Any]:
     level = f"{100 * b['hdi_prob']:g}%"
     title = f"Bayesian estimation · {b['model']} model · {level} HDI · ROPE ±{b['rope_pct']:g}%"
     out: list[Any] = []
@@ -122,18 +124,17 @@ def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
     table.add_column("condition", style="bold", overflow="fold")
     for name in (f"posterior mean ({doc['unit']})", f"{level} HDI"):
         table.add_column(name, justify="right")
-    for c in b["conditions"]:
-        table.add_row(escape(c["condition"]), fmt_num(c["mean"]), interval(c["hdi"]))
+    for bc in b["conditions"]:
+        table.add_row(escape(bc["condition"]), fmt_num(bc["mean"]), interval(bc["hdi"]))
     out.append(table)
-    pairs = [c for c in doc["comparisons"] if c.get("bayes")]
+    pairs = [(c, p) for c in doc["comparisons"] if (p := c.get("bayes"))]
     if pairs:
         faster = "higher is faster" if doc["metric"] == "throughput" else "lower is faster"
         table = Table(title=f"Change against the baseline ({faster})", title_justify="left")
         table.add_column("condition", style="bold", overflow="fold")
         for name in ("Δ mean", f"{level} HDI", "P(faster)", "R-hat", "ESS", "decision"):
             table.add_column(name, justify="left" if name == "decision" else "right")
-        for c in pairs:
-            p = c["bayes"]
+        for c, p in pairs:
             style = _DECISION_STYLE.get(p["rope_decision"], "")
             table.add_row(
                 escape(f"{c['condition']} vs {c['baseline']}"),
@@ -156,7 +157,7 @@ def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
     return out
 
 
-def compare_csv(doc: dict[str, Any]) -> str:
+def compare_csv(doc: ComparisonDocument) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(
@@ -180,30 +181,19 @@ def compare_csv(doc: dict[str, Any]) -> str:
     )
     by_name = {c["condition"]: c for c in doc["comparisons"]}
     for c in doc["conditions"]:
-        cmp = by_name.get(c["condition"], {})
-        ci = cmp.get("ci_pct") or [None, None]
-        row = [
-            c["condition"],
-            cmp.get("baseline"),
-            c["n"],
-            c["mean"],
-            c["sd"],
-            c["median"],
-            c["p95"],
-            c["p99"],
-            cmp.get("delta_pct"),
-            ci[0],
-            ci[1],
-            cmp.get("test"),
-            cmp.get("p_value"),
-            cmp.get("p_adjusted"),
-            cmp.get("verdict"),
-        ]
+        row: list[Any] = [c["condition"], None, c["n"], c["mean"], c["sd"], c["median"]]
+        row += [c["p95"], c["p99"], None, None, None, None, None, None, None]
+        cmp = by_name.get(c["condition"])
+        if cmp is not None:  # the baseline has no row against itself
+            ci = cmp["ci_pct"] or [None, None]
+            row[1] = cmp["baseline"]
+            row[8:] = [cmp["delta_pct"], ci[0], ci[1], cmp["test"], cmp["p_value"]]
+            row[13:] = [cmp["p_adjusted"], cmp["verdict"]]
         writer.writerow(["" if v is None else v for v in row])
     return buf.getvalue()
 
 
-def _runs(doc: dict[str, Any]) -> str:
+def _runs(doc: ComparisonDocument) -> str:
     runs = doc.get("run") or {}
     if isinstance(runs, list):
         return "Runs " + ", ".join(f"{r['run_id']} ({r['name']})" for r in runs)

@@ -8,9 +8,10 @@ rows, whichever command printed them.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from wannabet.documents import ComparisonDocument
 from wannabet.render.format import cell, fmt_num, interval, p_value, pct, strip_control
 
 
@@ -66,7 +67,7 @@ def markdown_table(
     return "\n".join(lines) + "\n"
 
 
-def conditions_markdown(doc: Mapping[str, Any]) -> str:
+def conditions_markdown(doc: ComparisonDocument) -> str:
     """Per-condition statistics of a comparison document as an aligned Markdown table."""
     rows = [
         [
@@ -88,7 +89,7 @@ def conditions_markdown(doc: Mapping[str, Any]) -> str:
     )
 
 
-def verdict_markdown(doc: Mapping[str, Any]) -> str:
+def verdict_markdown(doc: ComparisonDocument) -> str:
     """The verdict table of a comparison document (``wannabet.verdicts.compare_runs``).
 
     One row per condition against the baseline: change of the mean with its interval, the test,
@@ -117,7 +118,7 @@ def verdict_markdown(doc: Mapping[str, Any]) -> str:
     )
 
 
-def heading(doc: Mapping[str, Any]) -> str:
+def heading(doc: ComparisonDocument) -> str:
     """The line above the tables: which runs, metric, level, alpha and ROPE."""
     runs = doc.get("run") or {}
     if isinstance(runs, list):
@@ -130,7 +131,7 @@ def heading(doc: Mapping[str, Any]) -> str:
     )
 
 
-def bayes_markdown(doc: Mapping[str, Any]) -> str:
+def bayes_markdown(doc: ComparisonDocument) -> str:
     """The Bayesian section of a comparison document as Markdown ("" without one).
 
     Aligned tables (:func:`markdown_table`): labels are cleaned of
@@ -180,7 +181,7 @@ def bayes_markdown(doc: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def comparison_markdown(doc: Mapping[str, Any]) -> str:
+def comparison_markdown(doc: ComparisonDocument) -> str:
     """Heading, per-condition table, verdict table and, when made, the Bayesian table:
     ``compare --format markdown``."""
     parts = [heading(doc), "", conditions_markdown(doc).rstrip("\n")]
