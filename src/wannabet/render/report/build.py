@@ -73,7 +73,9 @@ def render_report(inputs: ReportInput) -> Report:
         "run_order": chart("run-order", "Run order", charts.run_order(data, metric, unit)),
         "heatmap": chart("heatmap", "Latency heatmap", charts.heatmap(data)),
         "deviation_samples": chart(
-            "deviation-samples", "Per sample", charts.deviation_samples(doc or {})
+            "deviation-samples",
+            "Per sample",
+            charts.deviation_samples(doc["conditions"] if doc else []),
         ),
         "deviation_session": chart(
             "deviation-session", "Per session", charts.deviation_groups(data, "session")
@@ -81,7 +83,7 @@ def render_report(inputs: ReportInput) -> Report:
         "deviation_period": chart(
             "deviation-period", "Per period", charts.deviation_groups(data, "period")
         ),
-        "clt": chart("clt", "Sample means", charts.clt(data, doc or {})),
+        "clt": chart("clt", "Sample means", charts.clt(data, doc["conditions"] if doc else [])),
         "posterior": chart(
             "posterior",
             "Posterior of the relative change",
