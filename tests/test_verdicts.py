@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import textwrap
+import types
+import typing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from wannabet.analysis.bayes import BayesOptions
 from wannabet.backends import parse_target
+from wannabet.documents import ComparisonDocument
 from wannabet.engine import FakeEngine
 from wannabet.errors import SpecError
 from wannabet.runner import run_experiment
@@ -135,3 +140,45 @@ def test_a_condition_without_one_success_is_left_out_and_named(tmp_path: Path) -
     json.dumps(doc, allow_nan=False)
     with pytest.raises(SpecError, match="baseline 'query_only=ON' has no successful"):
         compare_runs(store, baseline="query_only=ON")
+
+
+def _conforms(value: Any, hint: Any, where: str) -> None:
+    """``value`` has the shape ``hint`` (a TypedDict, list or union of them) describes: every
+    required key, no key the type does not name."""
+    if typing.is_typeddict(hint):
+        assert isinstance(value, dict), where
+        hints = typing.get_type_hints(hint)
+        missing = hint.__required_keys__ - value.keys()
+        unknown = value.keys() - hints.keys()
+        assert not missing and not unknown, f"{where}: missing {missing}, unknown {unknown}"
+        for key, item in value.items():
+            _conforms(item, hints[key], f"{where}.{key}")
+        return
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            assert type(None) in args, f"{where}: None"
+            return
+        chosen = (
+            [a for a in args if typing.get_origin(a) is list]
+            if isinstance(value, list)
+            else [a for a in args if a is not type(None) and typing.get_origin(a) is not list]
+        )
+        assert chosen, f"{where}: {type(value).__name__} not allowed"
+        _conforms(value, chosen[0], where)
+    elif origin is list:
+        assert isinstance(value, list), where
+        for i, item in enumerate(value):
+            _conforms(item, args[0], f"{where}[{i}]")
+
+
+@pytest.mark.parametrize("bayes", [False, True], ids=["plain", "bayes"])
+def test_the_document_has_exactly_the_typed_keys(tmp_path: Path, bayes: bool) -> None:
+    store = two_runs(tmp_path)
+    if bayes:
+        pytest.importorskip("arviz_stats")
+    options = BayesOptions(model="gamma", seed=1) if bayes else None
+    for runs in ([1], [1, 2]):
+        doc = compare_runs(store, runs, bayes=options)
+        assert ("bayes" in doc) is bayes
+        _conforms(doc, ComparisonDocument, "doc")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -18,8 +17,9 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from wannabet.durations import parse_duration
+from wannabet.durations import duration_option
 from wannabet.errors import SpecError, WannabetError
+from wannabet.render.format import markup
 from wannabet.store import DEFAULT_RESULTS, Store
 
 app = typer.Typer(
@@ -74,7 +74,7 @@ def handled(fn: F) -> F:
             if _state["debug"]:
                 raise
             err_console.print(
-                f"[red]error:[/red] {_escape(str(exc))}", highlight=False, soft_wrap=True
+                f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True
             )
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
@@ -88,7 +88,7 @@ def handled(fn: F) -> F:
                 raise
             where = f"{exc.filename}: " if exc.filename else ""
             err_console.print(
-                f"[red]error:[/red] {_escape(where + (exc.strerror or str(exc)))}",
+                f"[red]error:[/red] {markup(where + (exc.strerror or str(exc)))}",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -162,51 +162,29 @@ def run(
     ] = None,
 ) -> None:
     """Run an experiment and store every transaction."""
-    from wannabet.backends import parse_target
     from wannabet.engine import NativeEngine
     from wannabet.render.progress import ProgressDisplay
-    from wannabet.runner import run_experiment, with_overrides
+    from wannabet.runner import prepare_run, run_experiment, with_overrides
     from wannabet.spec import load_experiment
 
     experiment = with_overrides(
         load_experiment(file),
         samples=samples,
-        duration_s=_duration(duration, "--duration"),
-        warmup_s=_duration(warmup, "--warmup", allow_zero=True),
+        duration_s=duration_option(duration, "--duration"),
+        warmup_s=duration_option(warmup, "--warmup", allow_zero=True),
         sessions=sessions,
         seed=seed,
     )
     store = Store(results)
-    if not results.exists():
-        store.check_writable()  # before the default target is made beside it
-    url = target or experiment.target
-    fresh = url is None
-    if url is None:
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", experiment.name).strip("-") or "target"
-        url = f"sqlite:///{(results.parent / f'{name}.sqlite').resolve()}"
-    resolved = parse_target(
-        url,
-        key="--target" if target else "target",
-        file="command line" if target else str(file),
+    setup = prepare_run(
+        experiment,
+        store,
+        target=target,
+        file=str(file),
+        stats=stats,
+        stats_interval=stats_interval,
+        server_cores=server_cores,
     )
-    from wannabet.samplers import StatsOptions
-
-    plan = experiment.statistics  # the file's [statistics]; the options override it
-    interval = (
-        plan.wait_interval_s
-        if stats_interval is None
-        else (_duration(stats_interval, "--stats-interval") or 0.0)
-    )
-    try:
-        statistics = StatsOptions(
-            enabled=plan.enabled if stats is None else stats,
-            wait_interval_s=interval,
-            server_cores=plan.server_cores if server_cores is None else server_cores,
-        )
-    except ValueError as exc:
-        raise SpecError(
-            f"{exc}; e.g. --stats-interval 50ms", key="--stats-interval", file="command line"
-        ) from None
     sampling = experiment.sampling
     display = ProgressDisplay(
         err_console,
@@ -217,18 +195,18 @@ def run(
     with display:
         outcome = run_experiment(
             experiment,
-            target=resolved,
+            target=setup.target,
             store=store,
             engine=NativeEngine(),
             observer=display,
-            fresh_target=fresh,
-            statistics=statistics,
+            fresh_target=setup.fresh_target,
+            statistics=setup.statistics,
         )
     _print_summary(store, outcome.run_id, output)
     for label, message in outcome.failed_conditions:
         err_console.print(
-            f"[yellow]warning:[/yellow] {_escape(label)}: no transaction succeeded;"
-            f" the first error: {_escape(message)}",
+            f"[yellow]warning:[/yellow] {markup(label)}: no transaction succeeded;"
+            f" the first error: {markup(message)}",
             highlight=False,
             soft_wrap=True,
         )
@@ -267,25 +245,25 @@ def _print_summary(
     unit: str = "commit",
 ) -> None:
     from wannabet.render import summary as render
-    from wannabet.work import unit_of_work_for_run
+    from wannabet.reports import run_summary
 
-    info = store.run(run_id)
-    rows = store.condition_summaries(info.run_id, include_warmup=include_warmup)
-    units = unit_of_work_for_run(store, info.run_id, unit)
+    shown = run_summary(store, run_id, include_warmup=include_warmup, unit=unit)
+    info, rows, units = shown.run, shown.rows, shown.units
     if output is Format.json:
         sys.stdout.write(render.summary_json(info, rows, units) + "\n")
     elif output is Format.csv:
         sys.stdout.write(render.summary_csv(rows))
     elif output is Format.markdown:
         from wannabet.render.markdown import verdict_markdown
-        from wannabet.render.report import ReportOptions, build_report
+        from wannabet.reports import gather_report
+        from wannabet.verdicts import ComparisonOptions
 
         sys.stdout.write(render.summary_markdown(info, rows))
         if units:
             sys.stdout.write("\n" + render.unit_of_work_markdown(units))
         # The same verdict table as `compare` and `report --format markdown`.
-        doc = build_report(
-            store, [info.run_id], ReportOptions(include_warmup=include_warmup), html=False
+        doc = gather_report(
+            store, [info.run_id], ComparisonOptions(include_warmup=include_warmup), html=False
         ).doc
         if doc is not None and doc["comparisons"]:
             sys.stdout.write("\n" + verdict_markdown(doc))
@@ -294,13 +272,13 @@ def _print_summary(
         if units:
             console.print(render.unit_of_work_table(units))
             for line in render.curve_lines(units):
-                console.print(f"  {_escape(line)}", highlight=False)
+                console.print(f"  {markup(line)}", highlight=False)
         for warning in render.unit_of_work_warnings(units) + render.summary_warnings(rows):
-            console.print(f"[yellow]warning:[/yellow] {_escape(warning)}", highlight=False)
+            console.print(f"[yellow]warning:[/yellow] {markup(warning)}", highlight=False)
         if info.status != "complete":
             console.print(
                 f"[yellow]run {info.run_id} is {info.status}[/yellow]"
-                + (f": {_escape(info.message)}" if info.message else ""),
+                + (f": {markup(info.message)}" if info.message else ""),
                 highlight=False,
             )
 
@@ -421,7 +399,7 @@ def import_csv(
     )
     info = store.run(run_id)
     console.print(
-        f"imported {info.transactions:,} rows of {_escape(str(file))} as run {run_id}:"
+        f"imported {info.transactions:,} rows of {markup(str(file))} as run {run_id}:"
         f" {_count(info.conditions, 'condition')}, {_count(info.samples, 'sample')}",
         highlight=False,
     )
@@ -514,8 +492,8 @@ def import_pgbench(
         log=log.value,
         layout=pgbench_version.value,
         extra=pgbench_extra.value,
-        sample_interval_s=_duration(sample_interval, "--sample-interval"),
-        aggregate_interval_s=_duration(aggregate_interval, "--aggregate-interval"),
+        sample_interval_s=duration_option(sample_interval, "--sample-interval"),
+        aggregate_interval_s=duration_option(aggregate_interval, "--aggregate-interval"),
         run_id=run_id,
         force=force,
         name=name,
@@ -643,41 +621,27 @@ def compare(
 ) -> None:
     """Is the difference between conditions real? Tests, intervals and a verdict."""
     from wannabet.render import compare as render
-    from wannabet.verdicts import compare_runs
+    from wannabet.verdicts import comparison_document, comparison_options
 
-    options = None
-    if bayes:
-        from wannabet.verdicts import bayes_options
-
-        for flag, value in (
-            ("--prior-cv", prior_cv),
-            ("--prior-mean", prior_mean),
-            ("--prior-sd-max", prior_sd_max),
-        ):
-            if value is not None and not value > 0:
-                raise SpecError("must be a positive number", key=flag, file="command line")
-        options = bayes_options(
-            Store(results, read_only=True),
-            run_ids or (),
-            model=None if bayes_model is None else bayes_model.value,
-            hdi_prob=hdi,
-            prior_cv=prior_cv,
-            prior_mean=prior_mean,
-            prior_sd_max=prior_sd_max,
-            seed=seed,
-        )
-    doc = compare_runs(
-        Store(results, read_only=True),
+    store = Store(results, read_only=True)
+    options = comparison_options(
+        store,
         run_ids or (),
         baseline=baseline,
         metric=metric.value,
         level=level.value,
         alpha=alpha,
-        rope_pct=_percent(rope, "--rope"),
+        rope=rope,
         seed=seed,
         include_warmup=include_warmup,
-        bayes=options,
+        bayes=bayes,
+        bayes_model=None if bayes_model is None else bayes_model.value,
+        hdi_prob=hdi,
+        prior_cv=prior_cv,
+        prior_mean=prior_mean,
+        prior_sd_max=prior_sd_max,
     )
+    doc = comparison_document(store, run_ids or (), options)
     if output is Format.json:
         sys.stdout.write(render.compare_json(doc) + "\n")
     elif output is Format.markdown:
@@ -735,40 +699,33 @@ def report(
     ] = None,
 ) -> None:
     """Write a self-contained HTML report (plots, verdict, design) that opens offline."""
-    from wannabet.render.report import ReportOptions, build_report
+    from wannabet.render.report import render_report
+    from wannabet.reports import gather_report
+    from wannabet.verdicts import comparison_options
 
-    bayes_settings = None
-    if bayes:
-        from wannabet.verdicts import bayes_options
-
-        # The experiment file's [bayes] table applies here as it does to compare.
-        bayes_settings = bayes_options(
-            Store(results, read_only=True),
-            run_ids or (),
-            model=None if bayes_model is None else bayes_model.value,
-            seed=seed,
-        )
-
+    store = Store(results, read_only=True)
+    # The experiment file's [bayes] table applies here as it does to compare.
+    options = comparison_options(
+        store,
+        run_ids or (),
+        baseline=baseline,
+        metric=metric.value,
+        level=level.value,
+        alpha=alpha,
+        rope=rope,
+        seed=seed,
+        include_warmup=include_warmup,
+        bayes=bayes,
+        bayes_model=None if bayes_model is None else bayes_model.value,
+    )
     if output is ReportFormat.html and output_file is None:
         raise SpecError(
             "the HTML report needs a file to go to; add -o report.html",
             key="--output",
             file="command line",
         )
-    built = build_report(
-        Store(results, read_only=True),
-        run_ids or (),
-        ReportOptions(
-            baseline=baseline,
-            metric=metric.value,
-            level=level.value,
-            alpha=alpha,
-            rope_pct=_percent(rope, "--rope"),
-            seed=seed,
-            include_warmup=include_warmup,
-            bayes=bayes_settings,
-        ),
-        html=output is ReportFormat.html,
+    built = render_report(
+        gather_report(store, run_ids or (), options, html=output is ReportFormat.html)
     )
     if output is ReportFormat.markdown and built.doc is None:
         from wannabet.errors import AnalysisError
@@ -789,41 +746,8 @@ def report(
             file="command line",
         ) from None
     err_console.print(
-        f"wrote {_escape(str(output_file))} ({len(text.encode()) / 1e6:.2f} MB)", highlight=False
+        f"wrote {markup(str(output_file))} ({len(text.encode()) / 1e6:.2f} MB)", highlight=False
     )
-
-
-def _percent(value: str, option: str) -> float:
-    text = value.strip().removesuffix("%")
-    try:
-        pct = float(text)
-    except ValueError:
-        raise SpecError(
-            f"{value!r} is not a percentage; write e.g. 2% or 0.5%", key=option, file="command line"
-        ) from None
-    if pct < 0:
-        raise SpecError("must not be negative", key=option, file="command line")
-    return pct
-
-
-def _duration(value: str | None, option: str, *, allow_zero: bool = False) -> float | None:
-    if value is None:
-        return None
-    try:
-        seconds = parse_duration(value)
-    except ValueError as exc:
-        raise SpecError(str(exc), key=option, file="command line") from None
-    if seconds == 0 and not allow_zero:
-        raise SpecError("must be longer than 0s", key=option, file="command line")
-    return seconds
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    from wannabet.render.markdown import strip_control
-
-    return escape(strip_control(text))
 
 
 def main() -> None:
@@ -839,7 +763,7 @@ def main() -> None:
             ctx = getattr(exc, "ctx", None)
             where = ctx.command_path if ctx is not None else "wannabet"
             err_console.print(
-                f"[red]error:[/red] {_escape(exc.format_message())}; see {_escape(where)} --help",
+                f"[red]error:[/red] {markup(exc.format_message())}; see {markup(where)} --help",
                 highlight=False,
                 soft_wrap=True,
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from wannabet.model import Condition, Experiment, Factor, Order, ScheduledSample
+from wannabet.model import Condition, Factor, Order, ScheduledSample
 
 
 def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
@@ -62,8 +62,3 @@ def schedule(
         for c in indices:
             plan.append(ScheduledSample(len(plan), block, c))
     return tuple(plan)
-
-
-def experiment_schedule(experiment: Experiment) -> tuple[ScheduledSample, ...]:
-    plan = experiment.sampling
-    return schedule(len(conditions(experiment.factors)), plan.samples, plan.order, plan.seed)

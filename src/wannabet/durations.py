@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import re
 
+from wannabet.errors import SpecError
+
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)")
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -44,14 +46,17 @@ def _bounded(seconds: float, value: object) -> float:
     return seconds
 
 
-def format_duration(seconds: float) -> str:
-    if seconds >= 3600:
-        return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
-    if seconds >= 60:
-        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
-    if seconds >= 1 or seconds == 0:
-        return f"{seconds:g}s"
-    return f"{seconds * 1000:g}ms"
+def duration_option(value: str | None, option: str, *, allow_zero: bool = False) -> float | None:
+    """A duration given on the command line as ``option``; None when not given."""
+    if value is None:
+        return None
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        raise SpecError(str(exc), key=option, file="command line") from None
+    if seconds == 0 and not allow_zero:
+        raise SpecError("must be longer than 0s", key=option, file="command line")
+    return seconds
 
 
 def _hint(value: object) -> str:

@@ -14,6 +14,7 @@ The order of events, and why:
 from __future__ import annotations
 
 import dataclasses
+import re
 import signal
 import threading
 import time
@@ -23,13 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from wannabet import design
-from wannabet.backends import collector_for
-from wannabet.engine.base import Engine, SampleRequest, SampleResult
-from wannabet.engine.program import compile_program
+from wannabet.backends import collector_for, parse_target
+from wannabet.durations import duration_option
+from wannabet.engine.base import Engine, Progress, SampleRequest, SampleResult
+from wannabet.engine.program import Program, compile_program
 from wannabet.environment import client_environment, server_environment
 from wannabet.errors import Interrupted, QueryError, SpecError, TargetError, WannabetError
-from wannabet.model import Condition, Experiment, ScheduledSample
+from wannabet.model import Condition, Experiment, ScheduledSample, StatisticsPlan
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import split_sql
 from wannabet.store import ConditionRow, SampleRow, Store
@@ -101,6 +105,78 @@ def with_overrides(
     if sessions is not None:
         workload = dataclasses.replace(workload, sessions=sessions)
     return dataclasses.replace(experiment, sampling=sampling, workload=workload)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSetup:
+    """Where and how a run goes, with the command line's choices merged into the file's."""
+
+    target: Target
+    #: the default SQLite target beside the results file, which wannabet owns and makes afresh
+    fresh_target: bool
+    statistics: StatsOptions
+
+
+def prepare_run(
+    experiment: Experiment,
+    store: Store,
+    *,
+    target: str | None = None,
+    file: str = "<experiment>",
+    stats: bool | None = None,
+    stats_interval: str | None = None,
+    server_cores: int | None = None,
+) -> RunSetup:
+    """The target and statistics of a run of ``experiment`` (from ``file``).
+
+    ``target`` overrides the file's; without either, the run goes to a SQLite file named after
+    the experiment beside the results file. ``stats``, ``stats_interval`` (a duration such as
+    ``"20ms"``) and ``server_cores`` override the file's ``[statistics]`` table.
+    """
+    if not store.path.exists():
+        store.check_writable()  # before the default target is made beside it
+    url = target or experiment.target
+    fresh = url is None
+    if url is None:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", experiment.name).strip("-") or "target"
+        url = f"sqlite:///{(store.path.parent / f'{name}.sqlite').resolve()}"
+    resolved = parse_target(
+        url,
+        key="--target" if target else "target",
+        file="command line" if target else file,
+    )
+    statistics = statistics_options(
+        experiment.statistics,
+        enabled=stats,
+        wait_interval=stats_interval,
+        server_cores=server_cores,
+    )
+    return RunSetup(resolved, fresh, statistics)
+
+
+def statistics_options(
+    plan: StatisticsPlan,
+    *,
+    enabled: bool | None = None,
+    wait_interval: str | None = None,
+    server_cores: int | None = None,
+) -> StatsOptions:
+    """The file's ``[statistics]`` (``plan``) with every option that is not None applied."""
+    interval = (
+        plan.wait_interval_s
+        if wait_interval is None
+        else (duration_option(wait_interval, "--stats-interval") or 0.0)
+    )
+    try:
+        return StatsOptions(
+            enabled=plan.enabled if enabled is None else enabled,
+            wait_interval_s=interval,
+            server_cores=plan.server_cores if server_cores is None else server_cores,
+        )
+    except ValueError as exc:
+        raise SpecError(
+            f"{exc}; e.g. --stats-interval 50ms", key="--stats-interval", file="command line"
+        ) from None
 
 
 def sample_seed(seed: int, position: int) -> int:
@@ -184,12 +260,71 @@ def run_experiment(
     observer = observer or SilentObserver()
     if fresh_target and target.path is not None:
         reset_default_target(target.path)
+    plan = _plan(experiment, target)
+    environment = _probe(engine, target)
+    statistics = statistics or StatsOptions.of_plan(experiment.statistics)
+    run_id = _create_run(store, experiment, target, plan, environment, statistics)
+    observer.run_started(run_id, plan.conditions, plan.schedule)
+    run = _SampleLoop(experiment, target, store, engine, observer, plan, run_id)
+    stopped_by = [int(signal.SIGINT)]  # which signal stopped the run, set by the handler
+    try:
+        _setup(experiment, target, engine, fresh_target)
+        # After setup: a setup failure should not wait for a statistics connection first.
+        run.collector = collector_for(
+            target, engine, statistics, transaction_names=plan.program.transaction_names
+        )
+        with _deferred_interrupt(stopped_by) as interrupt:
+            run.run_all(interrupt)
+    except KeyboardInterrupt:
+        raise _interrupted(store, run_id, run.done, stopped_by[0]) from None
+    except WannabetError as exc:
+        store.finish_run(run_id, "failed", str(exc))
+        raise
+    except BaseException as exc:
+        store.finish_run(run_id, "failed", f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        if run.collector is not None:
+            run.collector.close()
+        if fresh_target and target.path is not None:
+            mark_default_target(target.path)  # made by the first sample when there is no setup
+    return _finish(run)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a run runs: its conditions, the order of its samples, the compiled workload."""
+
+    conditions: tuple[Condition, ...]
+    schedule: tuple[ScheduledSample, ...]
+    program: Program
+
+
+def _plan(experiment: Experiment, target: Target) -> _Plan:
     conditions = design.conditions(experiment.factors)
     sampling = experiment.sampling
-    plan = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
-    program = compile_program(experiment.workload, target.placeholder_style)
+    schedule = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
+    return _Plan(
+        conditions, schedule, compile_program(experiment.workload, target.placeholder_style)
+    )
 
-    environment = client_environment() | server_environment(engine, target)
+
+def _probe(engine: Engine, target: Target) -> dict[str, Any]:
+    """The client's and the server's environment; an unreachable target fails here, before any
+    run is written."""
+    return client_environment() | server_environment(engine, target)
+
+
+def _create_run(
+    store: Store,
+    experiment: Experiment,
+    target: Target,
+    plan: _Plan,
+    environment: dict[str, Any],
+    statistics: StatsOptions,
+) -> int:
+    """Write the run as ``running``, with its settings, conditions and transaction types."""
+    sampling = experiment.sampling
     workload = experiment.workload
     settings: dict[str, Any] = {
         "sessions": workload.sessions,
@@ -203,15 +338,14 @@ def run_experiment(
         "rate": workload.rate,
         "on_error": workload.on_error,
         "max_tries": workload.max_tries,
-        "schedule": [[s.block, s.condition_index] for s in plan],
+        "schedule": [[s.block, s.condition_index] for s in plan.schedule],
     }
-    statistics = statistics or StatsOptions.of_plan(experiment.statistics)
     settings["statistics"] = {
         "enabled": statistics.enabled,
         "wait_interval_s": statistics.wait_interval_s,
         "server_cores": statistics.server_cores,
     }
-    run_id = store.create_run(
+    return store.create_run(
         name=experiment.name,
         kind="run",
         description=experiment.description,
@@ -226,133 +360,177 @@ def run_experiment(
         environment=environment,
         conditions=[
             ConditionRow(i, c.label, dict(c.levels), c.session_sql, c.system_sql)
-            for i, c in enumerate(conditions)
+            for i, c in enumerate(plan.conditions)
         ],
         transaction_types=[(t.name, t.weight, t.script.text) for t in workload.transactions],
     )
-    observer.run_started(run_id, conditions, plan)
-    done = 0
-    collector: Collector | None = None
-    stopped_by = [int(signal.SIGINT)]  # which signal stopped the run, set by the handler
-    succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
-    first_error: dict[int, str] = {}  # condition index -> its first error, while none succeeded
-    try:
-        if experiment.setup.sql:
-            _execute_all(engine, target, experiment.setup.sql, "setup.sql")
-        if fresh_target and target.path is not None:
-            mark_default_target(target.path)
-        warmup_ns = int(sampling.warmup_s * 1e9)
-        duration_ns = int(sampling.duration_s * 1e9) + warmup_ns if sampling.duration_s else 0
+
+
+def _setup(experiment: Experiment, target: Target, engine: Engine, fresh_target: bool) -> None:
+    """Run the setup SQL once; mark the default target as wannabet's once it exists."""
+    if experiment.setup.sql:
+        _execute_all(engine, target, experiment.setup.sql, "setup.sql")
+    if fresh_target and target.path is not None:
+        mark_default_target(target.path)
+
+
+class _SampleLoop:
+    """The samples of one run in their scheduled order, and what they have shown so far."""
+
+    def __init__(
+        self,
+        experiment: Experiment,
+        target: Target,
+        store: Store,
+        engine: Engine,
+        observer: RunObserver,
+        plan: _Plan,
+        run_id: int,
+    ) -> None:
+        self.experiment = experiment
+        self.target = target
+        self.store = store
+        self.engine = engine
+        self.observer = observer
+        self.plan = plan
+        self.run_id = run_id
+        self.collector: Collector | None = None
+        self.done = 0
+        self.succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
+        # condition index -> its first error, while none succeeded
+        self.first_error: dict[int, str] = {}
+        sampling = experiment.sampling
+        self.warmup_ns = int(sampling.warmup_s * 1e9)
+        self.duration_ns = (
+            int(sampling.duration_s * 1e9) + self.warmup_ns if sampling.duration_s else 0
+        )
+
+    def run_all(self, interrupt: _Interrupt) -> None:
+        """Every scheduled sample; a condition's ``system_sql`` runs when the condition changes."""
+        sampling = self.experiment.sampling
+        plan = self.plan.schedule
         previous: int | None = None
-        # After setup: a setup failure should not wait for a statistics connection first.
-        collector = collector_for(
-            target, engine, statistics, transaction_names=program.transaction_names
-        )
-        with _deferred_interrupt(stopped_by) as interrupt:
 
-            def progress(ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
-                interrupt.check()  # stops the engine, which discards the sample in flight
-                observer.sample_progress(ok, errors, elapsed_s, p99_ms)
+        def progress(ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
+            interrupt.check()  # stops the engine, which discards the sample in flight
+            self.observer.sample_progress(ok, errors, elapsed_s, p99_ms)
 
-            for scheduled in plan:
-                interrupt.check()
-                condition = conditions[scheduled.condition_index]
-                if scheduled.condition_index != previous:
-                    for sql in condition.system_sql:
-                        _execute_all(engine, target, sql, f"system_sql of {condition.label}")
-                    previous = scheduled.condition_index
-                observer.sample_started(scheduled, condition)
-                request = SampleRequest(
-                    program=program,
-                    sessions=workload.sessions,
-                    session_sql=workload.session_sql + condition.session_sql,
-                    duration_ns=duration_ns,
-                    max_transactions=sampling.transactions or 0,
-                    seed=sample_seed(sampling.seed, scheduled.position),
-                    on_error=workload.on_error,
-                    max_tries=workload.max_tries,
-                    rate=workload.rate or 0.0,
-                )
-                try:
-                    if collector is not None:
-                        # The samplers' wait loops give up on Ctrl-C instead of delaying it.
-                        collector.start(interrupt.interrupted)
-                    interrupt.check()
-                    result = engine.run_sample(target, request, progress)
-                except QueryError as exc:
-                    if collector is not None:
-                        collector.abandon()
-                    raise _located(exc, experiment) from None
-                except BaseException:
-                    if collector is not None:
-                        collector.abandon()
-                    raise
-                stats = (
-                    collector.stop(result, interrupt.interrupted).to_json()
-                    if collector is not None
-                    else None
-                )
-                row = SampleRow(
-                    sample_id=scheduled.position,
-                    condition_id=scheduled.condition_index,
-                    block=scheduled.block,
-                    position=scheduled.position,
-                    t0_ns=result.t0_ns,
-                    measure_start_ns=result.t0_ns + warmup_ns,
-                    end_ns=result.end_ns,
-                    warmup_s=sampling.warmup_s,
-                    sessions_lost=result.sessions_lost,
-                    error_messages=result.error_messages,
-                    stats=stats,
-                )
-                # A Ctrl-C here waits until the sample is written: it is finished, so it is kept.
-                store.add_sample(run_id, row, result.columns, result.error_codes)
-                done += 1
-                window_s = max(result.end_ns - row.measure_start_ns, 1) / 1e9
-                ok = result.columns["status"] == 0
-                measured = result.columns["start_ns"] >= row.measure_start_ns
-                observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
-                index = scheduled.condition_index
-                succeeded[index] = succeeded.get(index, 0) + int(ok.sum())
-                # No success so far and transactions in this sample: they all failed.
-                if not succeeded[index] and ok.size and index not in first_error:
-                    message = next(iter(result.error_messages.values()), "no message")
-                    first_error[index] = redact(message, target.password)
-                if len(first_error) == len(conditions) and not any(succeeded.values()):
-                    # Every condition has run, with failures and not one success (a sample
-                    # without arrivals proves nothing): the script or the target is broken,
-                    # and more samples would only repeat the error.
-                    raise TargetError(
-                        f"no transaction succeeded in the first sample of any condition, so"
-                        f" the run stops: {first_error[index]}; fix the script or the target"
-                    )
-                if sampling.cooldown_s and scheduled is not plan[-1]:
-                    interrupt.sleep(sampling.cooldown_s)
-    except KeyboardInterrupt:
-        by = stopped_by[0]
-        how = "by the user" if by == signal.SIGINT else f"by {signal.Signals(by).name}"
-        store.finish_run(run_id, "interrupted", f"interrupted {how} after {done} samples")
-        error = Interrupted(
-            f"interrupted {how}: run {run_id} kept {done} finished sample{'s' if done != 1 else ''}"
+        for scheduled in plan:
+            interrupt.check()
+            condition = self.plan.conditions[scheduled.condition_index]
+            if scheduled.condition_index != previous:
+                for sql in condition.system_sql:
+                    _execute_all(self.engine, self.target, sql, f"system_sql of {condition.label}")
+                previous = scheduled.condition_index
+            self.run_one(scheduled, condition, interrupt, progress)
+            if sampling.cooldown_s and scheduled is not plan[-1]:
+                interrupt.sleep(sampling.cooldown_s)
+
+    def run_one(
+        self,
+        scheduled: ScheduledSample,
+        condition: Condition,
+        interrupt: _Interrupt,
+        progress: Progress,
+    ) -> None:
+        """One sample: run it with its statistics, write it, count its outcome."""
+        experiment, engine, target = self.experiment, self.engine, self.target
+        collector, program = self.collector, self.plan.program
+        sampling, workload = experiment.sampling, experiment.workload
+        warmup_ns = self.warmup_ns
+        self.observer.sample_started(scheduled, condition)
+        request = SampleRequest(
+            program=program,
+            sessions=workload.sessions,
+            session_sql=workload.session_sql + condition.session_sql,
+            duration_ns=self.duration_ns,
+            max_transactions=sampling.transactions or 0,
+            seed=sample_seed(sampling.seed, scheduled.position),
+            on_error=workload.on_error,
+            max_tries=workload.max_tries,
+            rate=workload.rate or 0.0,
         )
-        error.exit_code = 128 + by  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
-        raise error from None
-    except WannabetError as exc:
-        store.finish_run(run_id, "failed", str(exc))
-        raise
-    except BaseException as exc:
-        store.finish_run(run_id, "failed", f"{type(exc).__name__}: {exc}")
-        raise
-    finally:
-        if collector is not None:
-            collector.close()
-        if fresh_target and target.path is not None:
-            mark_default_target(target.path)  # made by the first sample when there is no setup
-    store.finish_run(run_id, "complete")
-    failed = tuple(
-        (conditions[i].label, first_error[i]) for i in sorted(first_error) if not succeeded[i]
+        try:
+            if collector is not None:
+                # The samplers' wait loops give up on Ctrl-C instead of delaying it.
+                collector.start(interrupt.interrupted)
+            interrupt.check()
+            result = engine.run_sample(target, request, progress)
+        except QueryError as exc:
+            if collector is not None:
+                collector.abandon()
+            raise _located(exc, experiment) from None
+        except BaseException:
+            if collector is not None:
+                collector.abandon()
+            raise
+        stats = (
+            collector.stop(result, interrupt.interrupted).to_json()
+            if collector is not None
+            else None
+        )
+        row = SampleRow(
+            sample_id=scheduled.position,
+            condition_id=scheduled.condition_index,
+            block=scheduled.block,
+            position=scheduled.position,
+            t0_ns=result.t0_ns,
+            measure_start_ns=result.t0_ns + warmup_ns,
+            end_ns=result.end_ns,
+            warmup_s=sampling.warmup_s,
+            sessions_lost=result.sessions_lost,
+            error_messages=result.error_messages,
+            stats=stats,
+        )
+        # A Ctrl-C here waits until the sample is written: it is finished, so it is kept.
+        self.store.add_sample(self.run_id, row, result.columns, result.error_codes)
+        self.done += 1
+        window_s = max(result.end_ns - row.measure_start_ns, 1) / 1e9
+        ok = result.columns["status"] == 0
+        measured = result.columns["start_ns"] >= row.measure_start_ns
+        self.observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
+        self._tally(scheduled.condition_index, result, ok)
+
+    def _tally(self, index: int, result: SampleResult, ok: np.ndarray) -> None:
+        """Count the sample's successes; stop the run when every condition has only failed."""
+        succeeded, first_error = self.succeeded, self.first_error
+        succeeded[index] = succeeded.get(index, 0) + int(ok.sum())
+        # No success so far and transactions in this sample: they all failed.
+        if not succeeded[index] and ok.size and index not in first_error:
+            message = next(iter(result.error_messages.values()), "no message")
+            first_error[index] = redact(message, self.target.password)
+        if len(first_error) == len(self.plan.conditions) and not any(succeeded.values()):
+            # Every condition has run, with failures and not one success (a sample
+            # without arrivals proves nothing): the script or the target is broken,
+            # and more samples would only repeat the error.
+            raise TargetError(
+                f"no transaction succeeded in the first sample of any condition, so"
+                f" the run stops: {first_error[index]}; fix the script or the target"
+            )
+
+
+def _interrupted(store: Store, run_id: int, done: int, by: int) -> Interrupted:
+    """Close the run as ``interrupted``; the error to raise, with the shell's exit code."""
+    how = "by the user" if by == signal.SIGINT else f"by {signal.Signals(by).name}"
+    store.finish_run(run_id, "interrupted", f"interrupted {how} after {done} samples")
+    error = Interrupted(
+        f"interrupted {how}: run {run_id} kept {done} finished sample{'s' if done != 1 else ''}"
     )
-    return RunOutcome(run_id=run_id, status="complete", samples=done, failed_conditions=failed)
+    error.exit_code = 128 + by  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
+    return error
+
+
+def _finish(run: _SampleLoop) -> RunOutcome:
+    """Close the run as ``complete``; name the conditions in which nothing succeeded."""
+    run.store.finish_run(run.run_id, "complete")
+    failed = tuple(
+        (run.plan.conditions[i].label, run.first_error[i])
+        for i in sorted(run.first_error)
+        if not run.succeeded[i]
+    )
+    return RunOutcome(
+        run_id=run.run_id, status="complete", samples=run.done, failed_conditions=failed
+    )
 
 
 def _located(exc: QueryError, experiment: Experiment) -> QueryError:

@@ -9,15 +9,159 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 from wannabet.analysis import Comparison, compare
 from wannabet.analysis.bayes import BayesOptions, bayes_analysis, require_extra
 from wannabet.datasets import load_observations
+from wannabet.documents import ComparisonDocument, RunDocument
 from wannabet.errors import AnalysisError, SpecError
 from wannabet.spec import parse_bayes_settings
 from wannabet.store import RunInfo, Store
 from wannabet.sufficient import load_sample_stats
+
+Metric = Literal["latency", "throughput"]
+#: ``auto``: latency, unless every run holds only aggregates (then throughput)
+MetricChoice = Literal["auto", "latency", "throughput"]
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonOptions:
+    """How runs are compared: the options ``compare``, ``report`` and ``summary`` share.
+
+    ``metric="auto"`` compares latency when the runs hold per-transaction latencies and
+    throughput when they hold only aggregates (Swingbench, sysbench, aggregated pgbench logs).
+    """
+
+    baseline: str | None = None
+    metric: MetricChoice = "auto"
+    level: Literal["sample", "transaction"] = "sample"
+    alpha: float = 0.05
+    rope_pct: float = 2.0
+    seed: int = 0
+    include_warmup: bool = False
+    bayes: BayesOptions | None = None  # adds the Bayesian analysis (needs the bayes extra)
+
+
+def comparison_options(
+    store: Store,
+    run_ids: Sequence[int] = (),
+    *,
+    baseline: str | None = None,
+    metric: MetricChoice = "auto",
+    level: Literal["sample", "transaction"] = "sample",
+    alpha: float = 0.05,
+    rope: str = "2%",
+    seed: int = 0,
+    include_warmup: bool = False,
+    bayes: bool = False,
+    bayes_model: str | None = None,
+    hdi_prob: float | None = None,
+    prior_cv: float | None = None,
+    prior_mean: float | None = None,
+    prior_sd_max: float | None = None,
+) -> ComparisonOptions:
+    """The options of a comparison as the command line gives them, merged and checked.
+
+    ``rope`` is a percentage as written (``"2%"``, ``"0.5"``). With ``bayes``, the Bayesian
+    options are :func:`bayes_options`: the experiment file's ``[bayes]`` table of the (first)
+    run, overridden by the arguments given.
+    """
+    bayes_settings = None
+    if bayes:
+        bayes_settings = bayes_options(
+            store,
+            run_ids,
+            model=bayes_model,
+            hdi_prob=hdi_prob,
+            prior_cv=prior_cv,
+            prior_mean=prior_mean,
+            prior_sd_max=prior_sd_max,
+            seed=seed,
+        )
+    return ComparisonOptions(
+        baseline=baseline,
+        metric=metric,
+        level=level,
+        alpha=alpha,
+        rope_pct=parse_percent(rope, "--rope"),
+        seed=seed,
+        include_warmup=include_warmup,
+        bayes=bayes_settings,
+    )
+
+
+def parse_percent(value: str, option: str) -> float:
+    """``"2%"`` or ``"2"`` → 2.0; ``option`` names the setting in the error."""
+    text = value.strip().removesuffix("%")
+    try:
+        pct = float(text)
+    except ValueError:
+        raise SpecError(
+            f"{value!r} is not a percentage; write e.g. 2% or 0.5%", key=option, file="command line"
+        ) from None
+    if pct < 0:
+        raise SpecError("must not be negative", key=option, file="command line")
+    return pct
+
+
+def resolve_metric(metric: MetricChoice, runs: Sequence[RunInfo]) -> Metric:
+    """``metric``, with ``auto`` decided by what ``runs`` hold."""
+    if metric != "auto":
+        return metric
+    return "throughput" if all(_aggregates_only(r) for r in runs) else "latency"
+
+
+def _aggregates_only(run: RunInfo) -> bool:
+    # The same test as the report's data (render/report/data.py: aggregate_only).
+    s = run.settings or {}
+    return bool(s.get("aggregates_only") or s.get("log") == "aggregate")
+
+
+def runs_of(store: Store, run_ids: Sequence[int] = ()) -> list[RunInfo]:
+    """The runs ``run_ids`` names, each once in the order given; the latest when empty."""
+    return [store.run(r) for r in dict.fromkeys(run_ids)] or [store.run()]
+
+
+def analyze(
+    store: Store, run_ids: Sequence[int], options: ComparisonOptions
+) -> tuple[Comparison, list[RunInfo]]:
+    """:func:`analyze_runs` with :class:`ComparisonOptions` (``auto`` metric resolved)."""
+    metric: Metric
+    if options.metric == "auto":
+        metric = resolve_metric("auto", runs_of(store, run_ids))
+    else:
+        metric = options.metric
+    return analyze_runs(
+        store,
+        run_ids,
+        baseline=options.baseline,
+        metric=metric,
+        level=options.level,
+        alpha=options.alpha,
+        rope_pct=options.rope_pct,
+        seed=options.seed,
+        include_warmup=options.include_warmup,
+        bayes=options.bayes,
+    )
+
+
+def comparison_document(
+    store: Store, run_ids: Sequence[int], options: ComparisonOptions
+) -> ComparisonDocument:
+    """The comparison document (see ``docs/statistics.md``) made with ``options``."""
+    result, runs = analyze(store, run_ids, options)
+    return document(result, runs)
+
+
+def document(result: Comparison, runs: Sequence[RunInfo]) -> ComparisonDocument:
+    """``result`` as the JSON contract, with the runs it covers as its ``run`` entry."""
+    # Comparison.to_dict builds exactly this shape; tests/test_verdicts.py checks the keys.
+    doc = cast(ComparisonDocument, result.to_dict())
+    described = [_describe(info) for info in runs]
+    doc["run"] = described if len(runs) > 1 else described[0]
+    return doc
 
 
 def compare_runs(
@@ -32,7 +176,7 @@ def compare_runs(
     seed: int = 0,
     include_warmup: bool = False,
     bayes: BayesOptions | None = None,
-) -> dict[str, Any]:
+) -> ComparisonDocument:
     """The comparison document (see ``docs/statistics.md``) for one or more stored runs.
 
     With ``bayes``, each comparison gains a ``"bayes"`` entry and the document a top-level
@@ -50,10 +194,7 @@ def compare_runs(
         include_warmup=include_warmup,
         bayes=bayes,
     )
-    doc = result.to_dict()
-    described = [_describe(info) for info in runs]
-    doc["run"] = described if len(runs) > 1 else described[0]
-    return doc
+    return document(result, runs)
 
 
 def analyze_runs(
@@ -73,7 +214,7 @@ def analyze_runs(
     ``bayes`` analysis and posterior draws when asked) and the runs it covers."""
     if bayes is not None:
         require_extra(bayes.model)
-    runs = [store.run(r) for r in dict.fromkeys(run_ids)] or [store.run()]
+    runs = runs_of(store, run_ids)
     several = len(runs) > 1
     groups = []
     environments: dict[str, Mapping[str, str]] = {}
@@ -156,7 +297,18 @@ def bayes_options(
     seed: int = 0,
 ) -> BayesOptions:
     """Options of ``compare --bayes``: the ``[bayes]`` table of the (first) run's experiment
-    file, overridden by every argument that is not None, then the built-in defaults."""
+    file, overridden by every argument that is not None, then the built-in defaults.
+
+    A prior given here must be positive (checked before the file is read, and named by its
+    command-line option).
+    """
+    for flag, value in (
+        ("--prior-cv", prior_cv),
+        ("--prior-mean", prior_mean),
+        ("--prior-sd-max", prior_sd_max),
+    ):
+        if value is not None and not value > 0:
+            raise SpecError("must be a positive number", key=flag, file="command line")
     run = store.run(run_ids[0] if run_ids else None)
     spec = store.run_spec(run.run_id)
     from_file: dict[str, Any] = {}
@@ -189,5 +341,5 @@ def flatten_environment(environment: Mapping[str, Any]) -> dict[str, str]:
     return flat
 
 
-def _describe(info: RunInfo) -> dict[str, Any]:
+def _describe(info: RunInfo) -> RunDocument:
     return {k: v for k, v in info.to_dict().items() if k not in ("settings", "environment")}

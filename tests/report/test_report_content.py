@@ -14,22 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wannabet.analysis.bayes import BayesOptions
-from wannabet.render.markdown import (
-    cell,
-    markdown_table,
-    one_line,
-    strip_control,
-    verdict_markdown,
-)
-from wannabet.render.report import (
-    ReportOptions,
-    ResponseCurve,
-    UnitOfWork,
-    UnitOfWorkRow,
-    build_report,
-    verdict_sentence,
-)
-from wannabet.render.report.build import _interval, condition_notes
+from wannabet.render.format import cell, interval, one_line, strip_control
+from wannabet.render.markdown import markdown_table, verdict_markdown
+from wannabet.render.report import verdict_sentence
+from wannabet.render.report.build import condition_notes
 from wannabet.render.report.charts import LABEL_LIMIT
 from wannabet.render.report.data import (
     HEAT_LATENCY_BINS,
@@ -42,8 +30,9 @@ from wannabet.render.report.data import (
     _log_density,
 )
 from wannabet.render.report.page import json_for_html
+from wannabet.reports import ResponseCurve, UnitOfWork, UnitOfWorkRow, build_report
 from wannabet.store import Store
-from wannabet.verdicts import compare_runs
+from wannabet.verdicts import ComparisonOptions, compare_runs
 
 from .conftest import Runs, ok, wannabet
 
@@ -239,14 +228,14 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
     built = build_report(
         Store(sqlite_runs.results),
         [sqlite_runs.ids["two"]],
-        ReportOptions(bayes=BayesOptions(model="gamma", seed=1)),
+        ComparisonOptions(bayes=BayesOptions(model="gamma", seed=1)),
     )
     assert "posterior" in built.charts
     assert built.doc is not None
     pair = built.doc["comparisons"][0]["bayes"]
     lo, hi = pair["hdi_pct"]
     # The HDI of the table is the one the analysis computed, and the shaded area lies in it.
-    assert _interval([lo, hi], "%") in built.html
+    assert interval([lo, hi], "%") in built.html
     parser = _Scripts()
     parser.feed(built.html)
     spec = json.loads(parser.scripts[built.charts.index("posterior")][1])
@@ -257,7 +246,7 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
 
 
 def test_unit_of_work_section_from_stored_statistics(sqlite_runs: Runs, tmp_path: Path) -> None:
-    from wannabet.render.summary import fmt_num
+    from wannabet.render.format import fmt_num
     from wannabet.work import unit_of_work_for_run
 
     store = Store(sqlite_runs.results)
@@ -442,7 +431,7 @@ def test_report_markdown_fails_as_compare_does(tmp_path: Path) -> None:
 def test_bayes_and_unit_of_work_markdown_are_aligned_and_clean(sqlite_runs: Runs) -> None:
     from dataclasses import replace
 
-    from wannabet.render.compare import bayes_markdown
+    from wannabet.render.markdown import bayes_markdown
     from wannabet.render.summary import unit_of_work_markdown
     from wannabet.work import unit_of_work_for_run
 

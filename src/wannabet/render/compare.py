@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Group
@@ -13,7 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wannabet.render.summary import fmt_num
+from wannabet.documents import BayesDocument, ComparisonDocument
+from wannabet.render.format import clean_strings, fmt_num, interval, p_value, pct
 
 _VERDICT_STYLE = {
     "faster": "bold green",
@@ -23,29 +23,11 @@ _VERDICT_STYLE = {
 }
 
 
-def compare_json(doc: dict[str, Any]) -> str:
+def compare_json(doc: ComparisonDocument) -> str:
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
-def _interval(pair: list[float | None] | None, suffix: str = "") -> str:
-    if not pair or pair[0] is None or pair[1] is None:
-        return "–"
-    return f"[{fmt_num(pair[0])}, {fmt_num(pair[1])}]{suffix}"
-
-
-def _p(p: float | None) -> str:
-    if p is None:
-        return "–"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{x:+.1f}%"
-
-
-def compare_table(doc: dict[str, Any]) -> Group:
-    from wannabet.render.markdown import clean_strings
-
+def compare_table(doc: ComparisonDocument) -> Group:
     # Labels and messages come from results files: no escape sequence reaches the terminal.
     doc = clean_strings(doc)
     unit = doc["unit"]
@@ -64,8 +46,8 @@ def compare_table(doc: dict[str, Any]) -> Group:
             fmt_num(c["median"]),
             fmt_num(c["p95"]),
             "–" if c["cv"] is None else f"{100 * c['cv']:.1f}%",
-            _p(c["normality"]["p"]),
-            _interval(c["clt"]["mean_ci95"]),
+            p_value(c["normality"]["p"]),
+            interval(c["clt"]["mean_ci95"]),
         )
     parts: list[Any] = [conditions]
     bets = []
@@ -75,7 +57,7 @@ def compare_table(doc: dict[str, Any]) -> Group:
             within = clt["within_sd_range_2"]
             check = (
                 f" ({within['count']} of {within['n']} observed lie within ±2 sd,"
-                f" {_interval(clt['sd_range_2'])})"
+                f" {interval(clt['sd_range_2'])})"
                 if not clt["bet"].startswith("no bet")
                 else ""
             )
@@ -87,28 +69,30 @@ def compare_table(doc: dict[str, Any]) -> Group:
         table.add_column("condition", style="bold", overflow="fold")
         for name in ("Δ mean", "CI", "Δ median", "test", "p (adj.)", "Cliff's δ", "verdict"):
             table.add_column(name, justify="right" if name not in ("test", "verdict") else "left")
-        for c in doc["comparisons"]:
-            style = _VERDICT_STYLE.get(c["verdict"], "")
+        for pair in doc["comparisons"]:
+            style = _VERDICT_STYLE.get(pair["verdict"], "")
             table.add_row(
-                escape(f"{c['condition']} vs {c['baseline']}"),
-                _pct(c["delta_pct"]),
-                _interval(c["ci_pct"], "%"),
-                _pct(c["median_delta_pct"]),
-                escape(c["test"] or "–"),
-                _p(c["p_adjusted"]),
-                "–" if c["cliffs_delta"] is None else f"{c['cliffs_delta']:+.2f}",
-                f"[{style}]{c['verdict']}[/{style}]" if style else c["verdict"],
+                escape(f"{pair['condition']} vs {pair['baseline']}"),
+                pct(pair["delta_pct"]),
+                interval(pair["ci_pct"], "%"),
+                pct(pair["median_delta_pct"]),
+                escape(pair["test"] or "–"),
+                p_value(pair["p_adjusted"]),
+                "–" if pair["cliffs_delta"] is None else f"{pair['cliffs_delta']:+.2f}",
+                f"[{style}]{pair['verdict']}[/{style}]" if style else pair["verdict"],
             )
         parts.append(table)
         lines = [
-            f"  {escape(c['condition'])}: {escape(c['summary'])} — {escape(c['note'])}"
-            for c in doc["comparisons"]
+            f"  {escape(p['condition'])}: {escape(p['summary'])} — {escape(p['note'])}"
+            for p in doc["comparisons"]
         ]
         parts.append(Text.from_markup("\n".join(lines)))
-    if doc.get("omnibus"):
-        parts.append(Text(f"Omnibus: {doc['omnibus']['test']} p={_p(doc['omnibus']['p'])}"))
-    if doc.get("bayes"):
-        parts += _bayes_tables(doc)
+    omnibus = doc["omnibus"]
+    if omnibus:
+        parts.append(Text(f"Omnibus: {omnibus['test']} p={p_value(omnibus['p'])}"))
+    bayes = doc.get("bayes")
+    if bayes:
+        parts += _bayes_tables(doc, bayes)
     warnings = [
         f"  [yellow]![/yellow] {escape(e['condition'])}: left out, {escape(e['reason'])}"
         " → see `wannabet summary` for its errors"
@@ -122,7 +106,7 @@ def compare_table(doc: dict[str, Any]) -> Group:
     ]
     warnings += [
         f"  [yellow]![/yellow] {escape(d['message'])} → {escape(d['advice'])}"
-        for d in (doc.get("bayes") or {}).get("diagnostics", [])
+        for d in (bayes["diagnostics"] if bayes else [])
     ]
     if warnings:
         parts.append(Text.from_markup("[bold]Diagnostics[/bold]\n" + "\n".join(warnings)))
@@ -132,8 +116,7 @@ def compare_table(doc: dict[str, Any]) -> Group:
 _DECISION_STYLE = {"credible-difference": "bold", "practically-equivalent": "green"}
 
 
-def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
-    b = doc["bayes"]
+def _bayes_tables(doc: ComparisonDocument, b: BayesDocument) -> list[Any]:
     level = f"{100 * b['hdi_prob']:g}%"
     title = f"Bayesian estimation · {b['model']} model · {level} HDI · ROPE ±{b['rope_pct']:g}%"
     out: list[Any] = []
@@ -141,23 +124,22 @@ def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
     table.add_column("condition", style="bold", overflow="fold")
     for name in (f"posterior mean ({doc['unit']})", f"{level} HDI"):
         table.add_column(name, justify="right")
-    for c in b["conditions"]:
-        table.add_row(escape(c["condition"]), fmt_num(c["mean"]), _interval(c["hdi"]))
+    for bc in b["conditions"]:
+        table.add_row(escape(bc["condition"]), fmt_num(bc["mean"]), interval(bc["hdi"]))
     out.append(table)
-    pairs = [c for c in doc["comparisons"] if c.get("bayes")]
+    pairs = [(c, p) for c in doc["comparisons"] if (p := c.get("bayes"))]
     if pairs:
         faster = "higher is faster" if doc["metric"] == "throughput" else "lower is faster"
         table = Table(title=f"Change against the baseline ({faster})", title_justify="left")
         table.add_column("condition", style="bold", overflow="fold")
         for name in ("Δ mean", f"{level} HDI", "P(faster)", "R-hat", "ESS", "decision"):
             table.add_column(name, justify="left" if name == "decision" else "right")
-        for c in pairs:
-            p = c["bayes"]
+        for c, p in pairs:
             style = _DECISION_STYLE.get(p["rope_decision"], "")
             table.add_row(
                 escape(f"{c['condition']} vs {c['baseline']}"),
-                _pct(p["mean_pct"]),
-                _interval(p["hdi_pct"], "%"),
+                pct(p["mean_pct"]),
+                interval(p["hdi_pct"], "%"),
                 "–" if p["p_faster"] is None else f"{p['p_faster']:.3f}",
                 "–" if p["rhat_max"] is None else f"{p['rhat_max']:.3f}",
                 "–" if p["ess_min"] is None else f"{p['ess_min']:.0f}",
@@ -170,97 +152,12 @@ def _bayes_tables(doc: dict[str, Any]) -> list[Any]:
         for name in ("Δ mean", f"{level} HDI"):
             table.add_column(name, justify="right")
         for e in b["effects"]:
-            table.add_row(escape(e["term"]), _pct(e["mean_pct"]), _interval(e["hdi_pct"], "%"))
+            table.add_row(escape(e["term"]), pct(e["mean_pct"]), interval(e["hdi_pct"], "%"))
         out.append(table)
     return out
 
 
-def compare_markdown(doc: dict[str, Any]) -> str:
-    out = [
-        f"**{_md(_runs(doc))}**,"
-        f" {doc['metric']} ({doc['unit']}),"
-        f" {doc['level']} level, α = {doc['alpha']}, ROPE ±{doc['rope_pct']:g}%",
-        "",
-        "| condition | n | mean | sd | median | p95 | normality p | mean 95% CI |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
-    ]
-    for c in doc["conditions"]:
-        out.append(
-            f"| {_md(c['condition'])} | {c['n']} | {fmt_num(c['mean'])} | {fmt_num(c['sd'])}"
-            f" | {fmt_num(c['median'])} | {fmt_num(c['p95'])} | {_p(c['normality']['p'])}"
-            f" | {_interval(c['clt']['mean_ci95'])} |"
-        )
-    if doc["comparisons"]:
-        out += [
-            "",
-            "| condition | baseline | Δ mean | CI | test | p (adj.) | verdict | note |",
-            "|---|---|---:|---|---|---:|---|---|",
-        ]
-        for c in doc["comparisons"]:
-            out.append(
-                f"| {_md(c['condition'])} | {_md(c['baseline'])} | {_pct(c['delta_pct'])}"
-                f" | {_interval(c['ci_pct'], '%')} | {_md(c['test'] or '–')}"
-                f" | {_p(c['p_adjusted'])}"
-                f" | **{c['verdict']}** | {_md(c['note'])} |"
-            )
-    if doc.get("bayes"):
-        out.append(bayes_markdown(doc))
-    return "\n".join(out) + "\n"
-
-
-def bayes_markdown(doc: Mapping[str, Any]) -> str:
-    """The Bayesian section of a comparison document as Markdown ("" without one).
-
-    Aligned tables (:func:`wannabet.render.markdown.markdown_table`): labels are cleaned of
-    control characters and line breaks, so they can neither break a row nor reach the
-    terminal as escape sequences.
-    """
-    from wannabet.render.markdown import cell, markdown_table
-
-    b = doc.get("bayes")
-    if not b:
-        return ""
-    level = f"{100 * b['hdi_prob']:g}%"
-    header = ["condition", "baseline", "Δ mean", f"{level} HDI"]
-    header += ["P(faster)", "R-hat", "ESS", "decision"]
-    rows = [
-        [
-            c["condition"],
-            c["baseline"],
-            _pct(p["mean_pct"]),
-            _interval(p["hdi_pct"], "%"),
-            f"{p['p_faster']:.3f}",
-            "–" if p["rhat_max"] is None else format(p["rhat_max"], ".3f"),
-            "–" if p["ess_min"] is None else format(p["ess_min"], ".0f"),
-            f"**{p['rope_decision']}**",
-        ]
-        for c in doc["comparisons"]
-        if (p := c.get("bayes"))
-    ]
-    out = [
-        "",
-        f"**Bayesian estimation**, {cell(b['model'])} model, {level} HDI, ROPE ±{b['rope_pct']:g}%",
-        "",
-        markdown_table(
-            header,
-            rows,
-            ["left", "left", "right", "left", "right", "right", "right", "left"],
-        ).rstrip("\n"),
-    ]
-    if b["effects"]:
-        effects = [
-            [e["term"], _pct(e["mean_pct"]), _interval(e["hdi_pct"], "%")] for e in b["effects"]
-        ]
-        out += [
-            "",
-            markdown_table(
-                ["factorial term", "Δ mean", f"{level} HDI"], effects, ["left", "right", "left"]
-            ).rstrip("\n"),
-        ]
-    return "\n".join(out)
-
-
-def compare_csv(doc: dict[str, Any]) -> str:
+def compare_csv(doc: ComparisonDocument) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(
@@ -284,37 +181,20 @@ def compare_csv(doc: dict[str, Any]) -> str:
     )
     by_name = {c["condition"]: c for c in doc["comparisons"]}
     for c in doc["conditions"]:
-        cmp = by_name.get(c["condition"], {})
-        ci = cmp.get("ci_pct") or [None, None]
-        row = [
-            c["condition"],
-            cmp.get("baseline"),
-            c["n"],
-            c["mean"],
-            c["sd"],
-            c["median"],
-            c["p95"],
-            c["p99"],
-            cmp.get("delta_pct"),
-            ci[0],
-            ci[1],
-            cmp.get("test"),
-            cmp.get("p_value"),
-            cmp.get("p_adjusted"),
-            cmp.get("verdict"),
-        ]
+        row: list[Any] = [c["condition"], None, c["n"], c["mean"], c["sd"], c["median"]]
+        row += [c["p95"], c["p99"], None, None, None, None, None, None, None]
+        cmp = by_name.get(c["condition"])
+        if cmp is not None:  # the baseline has no row against itself
+            ci = cmp["ci_pct"] or [None, None]
+            row[1] = cmp["baseline"]
+            row[8:] = [cmp["delta_pct"], ci[0], ci[1], cmp["test"], cmp["p_value"]]
+            row[13:] = [cmp["p_adjusted"], cmp["verdict"]]
         writer.writerow(["" if v is None else v for v in row])
     return buf.getvalue()
 
 
-def _runs(doc: dict[str, Any]) -> str:
+def _runs(doc: ComparisonDocument) -> str:
     runs = doc.get("run") or {}
     if isinstance(runs, list):
         return "Runs " + ", ".join(f"{r['run_id']} ({r['name']})" for r in runs)
     return f"Run {runs.get('run_id', '?')}: {runs.get('name', '')}"
-
-
-def _md(text: str) -> str:
-    from wannabet.render.markdown import cell
-
-    return cell(text)

@@ -7,49 +7,12 @@ rows, whichever command printed them.
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from wannabet.render.summary import fmt_num
-
-# CSI/OSC escape sequences and the remaining C0/C1 control characters: a label taken from a
-# results file must not move the cursor, recolour or retitle the terminal it is printed in.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# Bidi embeddings, overrides and isolates (U+202A-202E, U+2066-2069) are dropped too: they
-# reorder what follows them on screen, so a label could show text other than what it holds.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-# Whatever breaks a line: newlines, tabs, and the Unicode line and paragraph separators.
-_BREAKS = re.compile("[\r\n\t\u2028\u2029]")
-
-
-def strip_control(text: str) -> str:
-    """``text`` without ANSI escape sequences, control characters and bidi overrides
-    (tabs and newlines kept)."""
-    return _CONTROL.sub("", _ANSI.sub("", text))
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line: :func:`strip_control`, then every line or paragraph break
-    (``\\r``, ``\\n``, tab, U+2028, U+2029) as a space."""
-    return _BREAKS.sub(" ", strip_control(text))
-
-
-def clean_strings(value: Any) -> Any:
-    """``value`` with :func:`strip_control` applied to every string inside it (dicts, lists)."""
-    if isinstance(value, str):
-        return strip_control(value)
-    if isinstance(value, dict):
-        return {k: clean_strings(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean_strings(v) for v in value]
-    return value
-
-
-def cell(text: Any) -> str:
-    """One table cell: control characters stripped, pipes escaped, on a single line."""
-    return one_line(str(text)).replace("|", "\\|")
+from wannabet.documents import ComparisonDocument
+from wannabet.render.format import cell, fmt_num, interval, p_value, pct, strip_control
 
 
 def _width(text: str) -> int:
@@ -104,23 +67,7 @@ def markdown_table(
     return "\n".join(lines) + "\n"
 
 
-def _p(p: float | None) -> str:
-    if p is None:
-        return "–"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{x:+.1f}%"
-
-
-def _interval(pair: Sequence[float | None] | None, suffix: str = "") -> str:
-    if not pair or pair[0] is None or pair[1] is None:
-        return "–"
-    return f"[{fmt_num(pair[0])}, {fmt_num(pair[1])}]{suffix}"
-
-
-def conditions_markdown(doc: Mapping[str, Any]) -> str:
+def conditions_markdown(doc: ComparisonDocument) -> str:
     """Per-condition statistics of a comparison document as an aligned Markdown table."""
     rows = [
         [
@@ -130,8 +77,8 @@ def conditions_markdown(doc: Mapping[str, Any]) -> str:
             fmt_num(c["sd"]),
             fmt_num(c["median"]),
             fmt_num(c["p95"]),
-            _p(c["normality"]["p"]),
-            _interval(c["clt"]["mean_ci95"]),
+            p_value(c["normality"]["p"]),
+            interval(c["clt"]["mean_ci95"]),
         ]
         for c in doc["conditions"]
     ]
@@ -142,7 +89,7 @@ def conditions_markdown(doc: Mapping[str, Any]) -> str:
     )
 
 
-def verdict_markdown(doc: Mapping[str, Any]) -> str:
+def verdict_markdown(doc: ComparisonDocument) -> str:
     """The verdict table of a comparison document (``wannabet.verdicts.compare_runs``).
 
     One row per condition against the baseline: change of the mean with its interval, the test,
@@ -155,10 +102,10 @@ def verdict_markdown(doc: Mapping[str, Any]) -> str:
         [
             c["condition"],
             c["baseline"],
-            _pct(c["delta_pct"]),
-            _interval(c["ci_pct"], "%"),
+            pct(c["delta_pct"]),
+            interval(c["ci_pct"], "%"),
             c["test"] or "–",
-            _p(c["p_adjusted"]),
+            p_value(c["p_adjusted"]),
             f"**{c['verdict']}**",
             c["note"],
         ]
@@ -171,7 +118,7 @@ def verdict_markdown(doc: Mapping[str, Any]) -> str:
     )
 
 
-def heading(doc: Mapping[str, Any]) -> str:
+def heading(doc: ComparisonDocument) -> str:
     """The line above the tables: which runs, metric, level, alpha and ROPE."""
     runs = doc.get("run") or {}
     if isinstance(runs, list):
@@ -184,11 +131,59 @@ def heading(doc: Mapping[str, Any]) -> str:
     )
 
 
-def comparison_markdown(doc: Mapping[str, Any]) -> str:
+def bayes_markdown(doc: ComparisonDocument) -> str:
+    """The Bayesian section of a comparison document as Markdown ("" without one).
+
+    Aligned tables (:func:`markdown_table`): labels are cleaned of
+    control characters and line breaks, so they can neither break a row nor reach the
+    terminal as escape sequences.
+    """
+    b = doc.get("bayes")
+    if not b:
+        return ""
+    level = f"{100 * b['hdi_prob']:g}%"
+    header = ["condition", "baseline", "Δ mean", f"{level} HDI"]
+    header += ["P(faster)", "R-hat", "ESS", "decision"]
+    rows = [
+        [
+            c["condition"],
+            c["baseline"],
+            pct(p["mean_pct"]),
+            interval(p["hdi_pct"], "%"),
+            f"{p['p_faster']:.3f}",
+            "–" if p["rhat_max"] is None else format(p["rhat_max"], ".3f"),
+            "–" if p["ess_min"] is None else format(p["ess_min"], ".0f"),
+            f"**{p['rope_decision']}**",
+        ]
+        for c in doc["comparisons"]
+        if (p := c.get("bayes"))
+    ]
+    out = [
+        "",
+        f"**Bayesian estimation**, {cell(b['model'])} model, {level} HDI, ROPE ±{b['rope_pct']:g}%",
+        "",
+        markdown_table(
+            header,
+            rows,
+            ["left", "left", "right", "left", "right", "right", "right", "left"],
+        ).rstrip("\n"),
+    ]
+    if b["effects"]:
+        effects = [
+            [e["term"], pct(e["mean_pct"]), interval(e["hdi_pct"], "%")] for e in b["effects"]
+        ]
+        out += [
+            "",
+            markdown_table(
+                ["factorial term", "Δ mean", f"{level} HDI"], effects, ["left", "right", "left"]
+            ).rstrip("\n"),
+        ]
+    return "\n".join(out)
+
+
+def comparison_markdown(doc: ComparisonDocument) -> str:
     """Heading, per-condition table, verdict table and, when made, the Bayesian table:
     ``compare --format markdown``."""
-    from wannabet.render.compare import bayes_markdown
-
     parts = [heading(doc), "", conditions_markdown(doc).rstrip("\n")]
     verdicts = verdict_markdown(doc)
     if verdicts:

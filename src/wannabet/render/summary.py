@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
+from wannabet.render.format import cell, fmt_num, markup
+from wannabet.render.markdown import markdown_table
 from wannabet.store import ConditionSummary, RunInfo
 
 if TYPE_CHECKING:
@@ -92,7 +94,7 @@ def unit_of_work_table(units: Sequence[UnitOfWork]) -> Table:
                 commits = f"[red bold]{commits}[/red bold]"
         util = d["utilization"]
         table.add_row(
-            _escape(u.condition),
+            markup(u.condition),
             fmt_num(d["units_per_s"]),
             fmt_num(d["cpu_ms_per_unit"]),
             fmt_num(d["wait_ms_per_unit"]),
@@ -100,15 +102,13 @@ def unit_of_work_table(units: Sequence[UnitOfWork]) -> Table:
             "–" if util is None else f"{util:.0%}",
             _written(d["io_per_unit"]),
             commits,
-            _escape(", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or "–"),
+            markup(", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or "–"),
         )
     return table
 
 
 def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
     """The unit-of-work table, the curve lines and the warnings, as aligned Markdown."""
-    from wannabet.render.markdown import markdown_table
-
     unit = units[0].unit if units else "commit"
     body = []
     for u in units:
@@ -133,9 +133,9 @@ def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
     header = ["condition", "units/s", "CPU ms", "wait ms", "response ms", "utilization"]
     header += ["written", "commits engine/server", "top waits"]
     table = markdown_table(header, body, ["left"] + ["right"] * 7 + ["left"])
-    lines = [f"**Unit of work** (per {_md(unit)}, mean of samples)", "", table.rstrip("\n")]
-    extra = [f"- {_md(line)}" for line in curve_lines(units)]
-    extra += [f"- **warning:** {_md(w)}" for w in unit_of_work_warnings(units)]
+    lines = [f"**Unit of work** (per {cell(unit)}, mean of samples)", "", table.rstrip("\n")]
+    extra = [f"- {cell(line)}" for line in curve_lines(units)]
+    extra += [f"- **warning:** {cell(w)}" for w in unit_of_work_warnings(units)]
     return "\n".join(lines + (["", *extra] if extra else [])) + "\n"
 
 
@@ -216,8 +216,6 @@ def summary_csv(rows: Sequence[ConditionSummary]) -> str:
 
 
 def summary_markdown(run: RunInfo, rows: Sequence[ConditionSummary]) -> str:
-    from wannabet.render.markdown import cell, markdown_table
-
     header = ["condition", "samples", "transactions", "errors", "TPS"]
     header += ["mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms"]
     body = []
@@ -230,7 +228,7 @@ def summary_markdown(run: RunInfo, rows: Sequence[ConditionSummary]) -> str:
 
 def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
     table = Table(
-        title=_escape(f"Run {run.run_id}: {run.name} ({run.status})"), title_justify="left"
+        title=markup(f"Run {run.run_id}: {run.name} ({run.status})"), title_justify="left"
     )
     table.add_column("condition", style="bold", overflow="fold")
     for name in (
@@ -249,7 +247,7 @@ def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
         cells = _flat(row)
         errors = str(cells[3]) if not row.errors else f"[red]{cells[3]}[/red]"
         table.add_row(
-            _escape(cells[0]),
+            markup(cells[0]),
             str(cells[1]),
             str(cells[2]),
             errors,
@@ -276,31 +274,3 @@ def summary_warnings(rows: Sequence[ConditionSummary]) -> list[str]:
             kinds = ", ".join(f"{k} {v}" for k, v in sorted(row.errors_by_status.items()))
             out.append(f"{row.condition}: {row.errors} failed transactions ({kinds})")
     return out
-
-
-def fmt_num(value: Any) -> str:
-    if value is None:
-        return "–"
-    v = float(value)
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if abs(v) >= 100:
-        return f"{v:.1f}"
-    if abs(v) >= 1:
-        return f"{v:.2f}"
-    return f"{v:.3f}"
-
-
-def _md(text: str) -> str:
-    from wannabet.render.markdown import cell
-
-    # One clean line: no escape sequence, control character or line break reaches the terminal.
-    return cell(text)
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    from wannabet.render.markdown import strip_control
-
-    return escape(strip_control(str(text)))

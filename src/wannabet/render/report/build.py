@@ -1,131 +1,24 @@
-"""Assemble the report: the comparison document, the reduced data, the charts, the page."""
+"""Turn the gathered report (:class:`wannabet.reports.ReportInput`) into charts and one page.
+
+Nothing here reads the results file or runs an analysis: :func:`wannabet.reports.gather_report`
+has done both.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from wannabet.analysis.bayes import BayesOptions
-from wannabet.errors import AnalysisError
-from wannabet.render.markdown import comparison_markdown, one_line, strip_control
+from wannabet.documents import ComparisonDocument, PairDocument
+from wannabet.render.format import finite_num, fmt_num, interval, one_line, p_value, pct
+from wannabet.render.markdown import comparison_markdown
 from wannabet.render.report import charts
-from wannabet.render.report.data import (
-    ConditionData,
-    ReportData,
-    aggregate_only,
-    load_report_data,
-)
+from wannabet.render.report.data import ConditionData, ReportData
 from wannabet.render.report.page import Chart, render_page
-from wannabet.render.summary import fmt_num
-from wannabet.store import ConditionRow, RunInfo, Store
 
-MetricChoice = Literal["auto", "latency", "throughput"]
-
-
-@dataclass(frozen=True, slots=True)
-class ReportOptions:
-    """How the comparison behind the report is made (the options of ``wannabet compare``).
-
-    ``metric="auto"`` compares latency when the runs hold per-transaction latencies and
-    throughput when they hold only aggregates (Swingbench, sysbench, aggregated pgbench logs).
-    """
-
-    baseline: str | None = None
-    metric: MetricChoice = "auto"
-    level: Literal["sample", "transaction"] = "sample"
-    alpha: float = 0.05
-    rope_pct: float = 2.0
-    seed: int = 0
-    include_warmup: bool = False
-    bayes: BayesOptions | None = None  # adds the Bayesian section (needs the bayes extra)
-
-
-@dataclass(frozen=True, slots=True)
-class UnitOfWorkRow:
-    """One condition of the unit-of-work table (see the database statistics analysis)."""
-
-    condition: str
-    units_per_s: float | None
-    cpu_ms_per_unit: float | None
-    wait_ms_per_unit: float | None
-    response_ms_per_unit: float | None
-    top_waits: tuple[tuple[str, float], ...] = ()  # (wait event, ms per unit), largest first
-
-
-@dataclass(frozen=True, slots=True)
-class ResponseCurve:
-    """Modelled response time per unit against load for one condition (e.g. M/M/m)."""
-
-    condition: str
-    load: Sequence[float]
-    response_ms: Sequence[float]
-    load_label: str = "units of work per second"
-    operating_load: float | None = None  # where the condition ran, marked on its curve
-    operating_response_ms: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class UnitOfWork:
-    """Input of the unit-of-work section: plain per-condition rows plus curve arrays."""
-
-    rows: tuple[UnitOfWorkRow, ...]
-    curves: tuple[ResponseCurve, ...] = ()
-    unit: str = "unit of work"
-    notes: tuple[str, ...] = ()  # caveats: invalid samples, commit-count mismatches, unknowns
-
-
-def unit_of_work_input(
-    results: Sequence[Any], labels: Sequence[str] | None = None
-) -> UnitOfWork | None:
-    """The section's input from the analysis' per-condition results (``unit_of_work_for_run``).
-
-    ``labels`` renames the conditions (several runs in one report); None when no condition has
-    database statistics, so the section says so instead of drawing an empty table.
-    """
-    rows, curves, notes = [], [], []
-    unit = "unit of work"
-    for i, u in enumerate(results):
-        d = u.to_dict()
-        name = labels[i] if labels is not None else u.condition
-        figures = ("units_per_s", "cpu_ms_per_unit", "wait_ms_per_unit", "response_ms_per_unit")
-        if all(d[k] is None for k in figures):
-            continue
-        unit = u.unit
-        rows.append(
-            UnitOfWorkRow(
-                name,
-                d["units_per_s"],
-                d["cpu_ms_per_unit"],
-                d["wait_ms_per_unit"],
-                d["response_ms_per_unit"],
-                top_waits=tuple((f"{w.type}:{w.event}", w.ms_per_unit) for w in u.top_waits),
-            )
-        )
-        if u.curve is not None:
-            curves.append(
-                ResponseCurve(
-                    name,
-                    u.curve.units_per_s,
-                    u.curve.response_ms,
-                    load_label=f"{u.unit}s per second",
-                    operating_load=u.curve.operating_units_per_s,
-                    operating_response_ms=u.curve.operating_response_ms,
-                )
-            )
-        check = u.server_check
-        if check is not None and check.ok is False:
-            notes.append(
-                f"{name}: the server counted {check.server_commits:,} commits, the engine"
-                f" {check.engine_commits:,} ({100 * (check.mismatch or 0):.1f}% apart): something"
-                " else ran on the server, or statistics were lost; treat the figures with care"
-            )
-        notes.extend(f"{name}: {n}" for n in u.notes)
-    if not rows:
-        return None
-    return UnitOfWork(tuple(rows), tuple(curves), unit, tuple(notes))
+if TYPE_CHECKING:
+    from wannabet.reports import ReportInput
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,120 +27,29 @@ class Report:
 
     html: str
     markdown: str
-    doc: Mapping[str, Any] | None
+    doc: ComparisonDocument | None
     charts: tuple[str, ...] = field(default=())
     #: Why there is no verdict (the analysis' one-line error), None when there is one.
     problem: str | None = None
 
 
-def build_report(
-    store: Store,
-    run_ids: Sequence[int] = (),
-    options: ReportOptions | None = None,
-    *,
-    bayes: Any | None = None,
-    unit_of_work: UnitOfWork | None = None,
-    html: bool = True,
-) -> Report:
-    """Build the self-contained HTML report of one or more stored runs.
-
-    Parameters
-    ----------
-    store : Store
-        The results file.
-    run_ids : sequence of int
-        The runs; empty means the latest. Several runs are compared together, as by
-        ``wannabet compare --run A --run B``.
-    options : ReportOptions, optional
-        Baseline, metric, level, alpha, ROPE, seed, warm-up.
-    bayes : BayesAnalysis, optional
-        A Bayesian analysis of the same comparison made elsewhere; by default the one made
-        with ``options.bayes`` (``Comparison.bayes``), if any.
-    unit_of_work : UnitOfWork, optional
-        Per-condition unit-of-work results, when database statistics were collected.
-    html : bool
-        False: only the comparison and its Markdown verdict table (no plots, no page).
+def render_report(inputs: ReportInput) -> Report:
+    """Turn what :func:`wannabet.reports.gather_report` gathered into the report.
 
     Returns
     -------
     Report
         ``html`` opens offline: the plotting runtime is inlined once and every chart is data
-        embedded in the page.
+        embedded in the page. Without plot data (``inputs.data`` is None) only the Markdown
+        verdict table is made.
     """
-    from wannabet.verdicts import analyze_runs
-
-    opts = options or ReportOptions()
-    runs = [store.run(r) for r in dict.fromkeys(run_ids)] or [store.run()]
-    metric: Literal["latency", "throughput"]
-    if opts.metric == "auto":
-        metric = "throughput" if all(aggregate_only(r) for r in runs) else "latency"
-    else:
-        metric = opts.metric
-    doc: dict[str, Any] | None
-    problem = None
-    try:
-        comparison, _ = analyze_runs(
-            store,
-            [r.run_id for r in runs],
-            baseline=opts.baseline,
-            metric=metric,
-            level=opts.level,
-            alpha=opts.alpha,
-            rope_pct=opts.rope_pct,
-            seed=opts.seed,
-            include_warmup=opts.include_warmup,
-            bayes=opts.bayes,
-        )
-    except AnalysisError as exc:
-        # A run whose conditions cannot be compared (every condition without a single
-        # successful transaction, say) still deserves its page: everything but the verdict.
-        doc, problem = None, str(exc)
-    else:
-        doc = comparison.to_dict()
-        described = [
-            {k: v for k, v in r.to_dict().items() if k not in ("settings", "environment")}
-            for r in runs
-        ]
-        doc["run"] = described if len(runs) > 1 else described[0]
-        if doc["excluded"] and not doc["comparisons"]:
-            left = ", ".join(f"{e['condition']} ({e['reason']})" for e in doc["excluded"])
-            problem = f"nothing left to compare once {left} is left out"
-        if bayes is None:
-            bayes = getattr(comparison, "bayes", None)
-    if not html:
+    doc, problem, metric, bayes = inputs.doc, inputs.problem, inputs.metric, inputs.bayes
+    data, unit_of_work = inputs.data, inputs.unit_of_work
+    if data is None:
         markdown = comparison_markdown(doc) if doc is not None else f"No comparison: {problem}\n"
         return Report(html="", markdown=markdown, doc=doc, problem=problem)
-    several = len(runs) > 1
-    labels = [
-        [f"{r.run_id}:{c.label}" if several else c.label for c in store.conditions(r.run_id)]
-        for r in runs
-    ]
-    if unit_of_work is None:
-        unit_of_work = _stored_unit_of_work(store, runs, several)
-    period = (doc or {}).get("conditions", [{}])[0].get("consistency", {}).get("period")
-    data = load_report_data(
-        store,
-        runs,
-        labels=labels,
-        metric=metric,
-        include_warmup=opts.include_warmup,
-        period_seconds=86400.0 if period == "day" else 3600.0,
-        seed=opts.seed,
-    )
     unit = "ms" if metric == "latency" else "tps"
-    context = _context(
-        runs,
-        data,
-        doc,
-        problem,
-        metric,
-        unit,
-        opts,
-        bayes,
-        unit_of_work,
-        {r.run_id: store.conditions(r.run_id) for r in runs},
-        store.path,
-    )
+    context = _context(inputs, data, unit)
     built: list[Chart] = []
 
     def chart(key: str, title: str, spec: dict[str, Any] | None, note: str = "") -> Chart | None:
@@ -271,7 +73,9 @@ def build_report(
         "run_order": chart("run-order", "Run order", charts.run_order(data, metric, unit)),
         "heatmap": chart("heatmap", "Latency heatmap", charts.heatmap(data)),
         "deviation_samples": chart(
-            "deviation-samples", "Per sample", charts.deviation_samples(doc or {})
+            "deviation-samples",
+            "Per sample",
+            charts.deviation_samples(doc["conditions"] if doc else []),
         ),
         "deviation_session": chart(
             "deviation-session", "Per session", charts.deviation_groups(data, "session")
@@ -279,12 +83,13 @@ def build_report(
         "deviation_period": chart(
             "deviation-period", "Per period", charts.deviation_groups(data, "period")
         ),
-        "clt": chart("clt", "Sample means", charts.clt(data, doc or {})),
+        "clt": chart("clt", "Sample means", charts.clt(data, doc["conditions"] if doc else [])),
         "posterior": chart(
             "posterior",
             "Posterior of the relative change",
             charts.posterior(
-                getattr(bayes, "pairs", ()) or (), float(getattr(bayes, "rope_pct", opts.rope_pct))
+                getattr(bayes, "pairs", ()) or (),
+                float(getattr(bayes, "rope_pct", inputs.options.rope_pct)),
             )
             if bayes is not None
             else None,
@@ -350,20 +155,7 @@ def _kde_note(data: ReportData) -> str:
     )
 
 
-def _stored_unit_of_work(store: Store, runs: Sequence[RunInfo], several: bool) -> UnitOfWork | None:
-    """The unit-of-work results of the runs' stored database statistics, if any were taken."""
-    from wannabet.work import unit_of_work_for_run
-
-    results: list[Any] = []
-    names: list[str] = []
-    for r in runs:
-        for u in unit_of_work_for_run(store, r.run_id):
-            results.append(u)
-            names.append(f"{r.run_id}:{u.condition}" if several else u.condition)
-    return unit_of_work_input(results, names)
-
-
-def verdict_sentence(c: Mapping[str, Any], metric: str, alpha: float, rope_pct: float) -> str:
+def verdict_sentence(c: PairDocument, metric: str, alpha: float, rope_pct: float) -> str:
     """One sentence per comparison: who is faster, by how much, how sure, and the bet."""
     name, base = c["condition"], c["baseline"]
     d, ci = c.get("delta_pct"), c.get("ci_pct") or [None, None]
@@ -382,32 +174,6 @@ def verdict_sentence(c: Mapping[str, Any], metric: str, alpha: float, rope_pct: 
     return f"No bet yet on {name} against {base} ({change}): {c.get('note', '')}."
 
 
-def _num(x: Any, suffix: str = "") -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    return fmt_num(x) + suffix
-
-
-def _pct(x: Any) -> str:
-    return "–" if x is None else f"{x:+.1f}%"
-
-
-def _interval(pair: Any, suffix: str = "") -> str:
-    if not pair or pair[0] is None or pair[1] is None:
-        return "–"
-    return f"[{fmt_num(pair[0])}, {fmt_num(pair[1])}]{suffix}"
-
-
-def _p(p: Any) -> str:
-    if p is None:
-        return "–"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def _text(x: Any) -> str:
-    return strip_control(str(x))
-
-
 def shown_target(target: str | None, results: Path) -> str:
     """The run's target as the page shows it: a SQLite file in the results file's directory
     (where ``run`` creates one by default) relative to it, so a mailed page carries no
@@ -423,16 +189,10 @@ def shown_target(target: str | None, results: Path) -> str:
     return target
 
 
-def _design(
-    runs: Sequence[RunInfo],
-    store_conditions: Mapping[int, Sequence[ConditionRow]],
-    results: Path,
-) -> list[dict[str, Any]]:
-    from wannabet.verdicts import flatten_environment
-
+def _design(inputs: ReportInput) -> list[dict[str, Any]]:
     out = []
-    for r in runs:
-        conds = store_conditions[r.run_id]
+    for r in inputs.runs:
+        conds = inputs.conditions[r.run_id]
         factors: dict[str, list[str]] = {}
         for c in conds:
             for k, v in c.levels.items():
@@ -449,12 +209,12 @@ def _design(
         out.append(
             {
                 "run": r,
-                "target": shown_target(r.target, results),
+                "target": shown_target(r.target, inputs.results),
                 "factors": [(k, ", ".join(v)) for k, v in factors.items()],
                 "conditions": [(c.label, "; ".join(c.session_sql + c.system_sql)) for c in conds],
                 "blocks": sorted(blocks.items()),
                 "settings": [(k, _setting(v)) for k, v in settings.items()],
-                "environment": sorted(flatten_environment(r.environment or {}).items()),
+                "environment": sorted(inputs.environments[r.run_id].items()),
             }
         )
     return out
@@ -466,36 +226,19 @@ def _setting(v: Any) -> str:
     return "–" if v is None else str(v)
 
 
-def _context(
-    runs: Sequence[RunInfo],
-    data: ReportData,
-    doc: Mapping[str, Any] | None,
-    problem: str | None,
-    metric: str,
-    unit: str,
-    opts: ReportOptions,
-    bayes: Any | None,
-    unit_of_work: UnitOfWork | None,
-    store_conditions: Mapping[int, Sequence[ConditionRow]],
-    results: Path,
-) -> dict[str, Any]:
-    from wannabet.analysis.diagnostics import environment_differences
-    from wannabet.verdicts import flatten_environment
-
+def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]:
+    runs, doc, opts = inputs.runs, inputs.doc, inputs.options
+    metric, bayes, unit_of_work = inputs.metric, inputs.bayes, inputs.unit_of_work
     alpha = float(doc["alpha"]) if doc else opts.alpha
     rope = float(doc["rope_pct"]) if doc else opts.rope_pct
-    comparisons = list((doc or {}).get("comparisons", []))
+    comparisons = doc["comparisons"] if doc else []
+    conditions = doc["conditions"] if doc else []
     sentences = [verdict_sentence(c, metric, alpha, rope) for c in comparisons]
-    env_diff: list[tuple[str, list[tuple[str, str]]]] = []
-    if len(runs) > 1:
-        diff = environment_differences(
-            {f"run {r.run_id}": flatten_environment(r.environment or {}) for r in runs}
-        )
-        env_diff = [
-            (k, [(name, "–" if v is None else str(v)) for name, v in vals.items()])
-            for k, vals in diff.items()
-        ]
-    pairs = {p.name: p for p in (getattr(bayes, "pairs", ()) or ())} if bayes else {}
+    env_diff = [
+        (k, [(name, "–" if v is None else str(v)) for name, v in vals.items()])
+        for k, vals in inputs.environment_differences.items()
+    ]
+    pairs = {p.name: p for p in bayes.pairs} if bayes else {}
     verdict_rows = []
     for c in comparisons:
         p = pairs.get(c["condition"])
@@ -503,63 +246,59 @@ def _context(
             {
                 "condition": c["condition"],
                 "baseline": c["baseline"],
-                "delta": _pct(c["delta_pct"]),
-                "ci": _interval(c["ci_pct"], "%"),
-                "median_delta": _pct(c["median_delta_pct"]),
+                "delta": pct(c["delta_pct"]),
+                "ci": interval(c["ci_pct"], "%"),
+                "median_delta": pct(c["median_delta_pct"]),
                 "test": c["test"] or "–",
-                "p": _p(c["p_adjusted"]),
+                "p": p_value(c["p_adjusted"]),
                 "cliff": "–" if c["cliffs_delta"] is None else f"{c['cliffs_delta']:+.2f}",
                 "verdict": c["verdict"],
                 "note": c["note"],
                 "bayes": None
                 if p is None
                 else {
-                    "mean": _pct(p.mean_pct),
-                    "hdi": _interval(list(p.hdi_pct), "%"),
+                    "mean": pct(p.mean_pct),
+                    "hdi": interval(list(p.hdi_pct), "%"),
                     "p_faster": f"{100 * float(p.p_faster):.1f}%",
                     "rope": str(p.rope_decision),
-                    "rhat": _num(p.rhat_max),
-                    "ess": _num(p.ess_min),
+                    "rhat": finite_num(p.rhat_max),
+                    "ess": finite_num(p.ess_min),
                 },
             }
         )
     by_label = {c.label: c for c in data.conditions}
     cond_rows = []
-    for c in (doc or {}).get("conditions", []):
-        cd = by_label.get(c["condition"])
+    for cond in conditions:
+        cd = by_label.get(cond["condition"])
         cond_rows.append(
             {
-                "condition": c["condition"],
-                "n": c["n"],
-                "mean": _num(c["mean"]),
-                "sd": _num(c["sd"]),
-                "median": _num(c["median"]),
-                "p95": _num(c["p95"]),
-                "p99": _num(c["p99"]),
-                "cv": "–" if c["cv"] is None else f"{100 * c['cv']:.1f}%",
-                "ci": _interval(c["clt"]["mean_ci95"]),
+                "condition": cond["condition"],
+                "n": cond["n"],
+                "mean": finite_num(cond["mean"]),
+                "sd": finite_num(cond["sd"]),
+                "median": finite_num(cond["median"]),
+                "p95": finite_num(cond["p95"]),
+                "p99": finite_num(cond["p99"]),
+                "cv": "–" if cond["cv"] is None else f"{100 * cond['cv']:.1f}%",
+                "ci": interval(cond["clt"]["mean_ci95"]),
                 "transactions": "–" if cd is None else f"{cd.transactions:,}",
                 # Percentiles of the transactions themselves, beside those of the sample means.
-                "tx_p50": _num(_tx_quantile(cd, 2)) if metric == "latency" else "–",
-                "tx_p95": _num(_tx_quantile(cd, 4)) if metric == "latency" else "–",
+                "tx_p50": finite_num(_tx_quantile(cd, 2)) if metric == "latency" else "–",
+                "tx_p95": finite_num(_tx_quantile(cd, 4)) if metric == "latency" else "–",
                 "errors": "–" if cd is None else f"{cd.errors:,}",
-                "bet": c["clt"].get("bet") or "",
+                "bet": cond["clt"].get("bet") or "",
             }
         )
     notes = condition_notes(data)
-    diagnostics = [
-        {"condition": c["condition"], **d}
-        for c in (doc or {}).get("conditions", [])
-        for d in c["diagnostics"]
-    ]
+    diagnostics = [{"condition": c["condition"], **d} for c in conditions for d in c["diagnostics"]]
     effects = []
-    for e in getattr(bayes, "effects", ()) or ():
+    for e in bayes.effects if bayes else ():
         effects.append(
-            {"term": e.term, "mean": _pct(e.mean_pct), "hdi": _interval(list(e.hdi_pct), "%")}
+            {"term": e.term, "mean": pct(e.mean_pct), "hdi": interval(list(e.hdi_pct), "%")}
         )
     question = runs[0].description or runs[0].name
-    level = (doc or {}).get("level", opts.level)
-    n_samples = sorted({int(c["n"]) for c in (doc or {}).get("conditions", [])})
+    level = doc["level"] if doc else opts.level
+    n_samples = sorted({int(c["n"]) for c in conditions})
     if level == "sample":
         what = "sample means" if metric == "latency" else "per-sample throughputs"
         n_text = " or ".join(str(n) for n in n_samples) or "–"
@@ -580,10 +319,10 @@ def _context(
             uow_rows.append(
                 {
                     "condition": row.condition,
-                    "units": _num(row.units_per_s),
-                    "cpu": _num(row.cpu_ms_per_unit),
-                    "wait": _num(row.wait_ms_per_unit),
-                    "response": _num(row.response_ms_per_unit),
+                    "units": finite_num(row.units_per_s),
+                    "cpu": finite_num(row.cpu_ms_per_unit),
+                    "wait": finite_num(row.wait_ms_per_unit),
+                    "response": finite_num(row.response_ms_per_unit),
                     "waits": ", ".join(f"{w} {fmt_num(ms)} ms" for w, ms in row.top_waits[:3])
                     or "–",
                 }
@@ -600,16 +339,16 @@ def _context(
         "alpha": alpha,
         "rope": rope,
         "ci_level": f"{100 * (1 - alpha):g}%",
-        "baseline": (doc or {}).get("conditions", [{}])[0].get("condition") if doc else None,
+        "baseline": conditions[0]["condition"] if doc else None,
         "sentences": sentences,
-        "problem": problem,
+        "problem": inputs.problem,
         "env_diff": env_diff,
-        "design": _design(runs, store_conditions, results),
+        "design": _design(inputs),
         "verdict_rows": verdict_rows,
         "has_bayes": bool(pairs),
         "bayes": bayes,
         "effects": effects,
-        "omnibus": (doc or {}).get("omnibus"),
+        "omnibus": doc["omnibus"] if doc else None,
         "cond_rows": cond_rows,
         "notes": notes,
         "diagnostics": diagnostics,

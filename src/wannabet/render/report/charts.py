@@ -16,7 +16,8 @@ import altair as alt
 import numpy as np
 from scipy import stats
 
-from wannabet.render.markdown import one_line
+from wannabet.documents import ConditionDocument
+from wannabet.render.format import one_line
 from wannabet.render.report.data import QUANTILES, ConditionData, ReportData
 
 WIDTH = 540
@@ -307,11 +308,11 @@ def heatmap(report: ReportData) -> dict[str, Any] | None:
     return _spec(chart)
 
 
-def deviation_samples(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+def deviation_samples(conditions: Sequence[ConditionDocument]) -> dict[str, Any] | None:
     """Each sample's deviation from its condition's median sample, with +/-2.5/5/10% bands."""
     rows = []
     order = []
-    for c in doc.get("conditions", []):
+    for c in conditions:
         s = c["consistency"]["samples"]
         devs = s.get("deviation_pct") or []
         ids = s.get("ids") or list(range(len(devs)))
@@ -404,7 +405,7 @@ def deviation_groups(report: ReportData, key: str) -> dict[str, Any] | None:
     return _spec(chart)
 
 
-def clt(report: ReportData, doc: Mapping[str, Any]) -> dict[str, Any] | None:
+def clt(report: ReportData, conditions: Sequence[ConditionDocument]) -> dict[str, Any] | None:
     """Sample means per condition against the normal curve, with the 90% "bet" range shaded.
 
     The normal curve has the mean and sd of the sample means (recovered exactly from the
@@ -414,7 +415,7 @@ def clt(report: ReportData, doc: Mapping[str, Any]) -> dict[str, Any] | None:
     points, curves, bets = [], [], []
     order = []
     by_label = {c.label: c for c in report.conditions}
-    for c in doc.get("conditions", []):
+    for c in conditions:
         data = by_label.get(c["condition"])
         rng = c["clt"].get("sd_range_2")
         pred = c["clt"].get("prediction90")

@@ -30,7 +30,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from wannabet.render.markdown import strip_control
+from wannabet.render.format import strip_control
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("wannabet.render", "templates"),

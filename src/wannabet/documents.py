@@ -1,0 +1,169 @@
+"""The comparison document: the JSON contract of ``wannabet compare`` as types.
+
+:meth:`wannabet.analysis.Comparison.to_dict` builds it and :func:`wannabet.verdicts.compare_runs`
+adds the ``run`` entry; every renderer reads it through these TypedDicts, so a key the
+renderers rely on is checked by mypy against this one description (``docs/statistics.md``
+documents it for readers; ``tests/test_verdicts.py`` checks that a real document has exactly
+these keys).
+
+Numbers that could not be computed (an interval from one value, a p-value of a test that did
+not run) are ``None``: JSON has no NaN.
+"""
+
+# No ``from __future__ import annotations`` here: TypedDict reads NotRequired from the
+# evaluated annotations, and a string would make every key required at run time.
+from typing import Any, NotRequired, TypedDict
+
+#: ``[low, high]``; both None when there was one value (no interval, not a zero-width one)
+Pair = list[float | None]
+#: a run as ``RunInfo.to_dict()`` describes it, without its settings and environment
+RunDocument = dict[str, Any]
+
+
+class DiagnosticDocument(TypedDict):
+    code: str
+    message: str
+    advice: str
+
+
+class NormalityDocument(TypedDict):
+    test: str
+    p: float | None
+
+
+class WithinDocument(TypedDict):
+    count: int
+    n: int
+
+
+class CltDocument(TypedDict):
+    mean_ci95: Pair | None
+    ci_method: str
+    prediction90: Pair | None
+    prediction95: Pair | None
+    sd_range_1645: Pair | None
+    sd_range_2: Pair | None
+    within_sd_range_2: WithinDocument
+    bet: str
+
+
+class ConditionDocument(TypedDict):
+    """One condition's summary (``conditions[]``)."""
+
+    condition: str
+    n: int
+    n_samples: int
+    n_transactions: int
+    mean: float | None
+    sd: float | None
+    median: float | None
+    mad: float | None
+    p5: float | None
+    p25: float | None
+    p50: float | None
+    p75: float | None
+    p95: float | None
+    p99: float | None
+    min: float | None
+    max: float | None
+    cv: float | None
+    robust_cv: float | None
+    skewness: float | None
+    normality: NormalityDocument
+    clt: CltDocument
+    autocorrelation_lag1: float | None
+    ess: float | None
+    #: run-order, per-session and per-period consistency (``Consistency.to_dict``)
+    consistency: dict[str, Any]
+    diagnostics: list[DiagnosticDocument]
+
+
+class HodgesLehmannDocument(TypedDict):
+    shift: float | None
+    ci: Pair | None
+
+
+class BayesPairDocument(TypedDict):
+    """The ``bayes`` entry of one comparison."""
+
+    model: str
+    hdi_pct: Pair
+    mean_pct: float | None
+    p_faster: float | None
+    rope_decision: str
+    rhat_max: float | None
+    ess_min: float | None
+    hdi_prob: float
+    rope_pct: float
+    faster_means: str
+
+
+class PairDocument(TypedDict):
+    """One condition against the baseline (``comparisons[]``)."""
+
+    condition: str
+    baseline: str
+    test: str
+    p_value: float | None
+    p_adjusted: float | None
+    delta_pct: float | None
+    ci_pct: Pair | None
+    median_delta_pct: float | None
+    median_ci_pct: Pair | None
+    hodges_lehmann: HodgesLehmannDocument | None
+    cliffs_delta: float | None
+    verdict: str
+    note: str
+    summary: str
+    #: only when the Bayesian analysis was asked for; None for a pair it did not cover
+    bayes: NotRequired[BayesPairDocument | None]
+
+
+class OmnibusDocument(TypedDict):
+    test: str
+    p: float | None
+
+
+class ExcludedDocument(TypedDict):
+    condition: str
+    reason: str
+
+
+class BayesConditionDocument(TypedDict):
+    condition: str
+    mean: float | None
+    hdi: Pair
+
+
+class BayesEffectDocument(TypedDict):
+    term: str
+    mean_pct: float | None
+    hdi_pct: Pair
+
+
+class BayesDocument(TypedDict):
+    """The top-level ``bayes`` block."""
+
+    model: str
+    hdi_prob: float
+    rope_pct: float
+    conditions: list[BayesConditionDocument]
+    effects: list[BayesEffectDocument]
+    diagnostics: list[DiagnosticDocument]
+
+
+class ComparisonDocument(TypedDict):
+    """The whole document ``wannabet compare --format json`` prints."""
+
+    #: one run, or a list when several runs are compared together; None before it is set
+    run: RunDocument | list[RunDocument] | None
+    metric: str
+    level: str
+    unit: str
+    alpha: float
+    rope_pct: float
+    conditions: list[ConditionDocument]
+    omnibus: OmnibusDocument | None
+    comparisons: list[PairDocument]
+    excluded: list[ExcludedDocument]
+    bayes: NotRequired[BayesDocument]
