@@ -165,12 +165,12 @@ def _read(
             SELECT condition, row_number() OVER (ORDER BY min(line)) - 1 AS condition_id
             FROM r GROUP BY condition
         ),
-        samples AS (
+        keys AS (
             SELECT condition, sample_key, row_number() OVER (ORDER BY min(line)) - 1 AS sample_id
             FROM r GROUP BY condition, sample_key
         )
         SELECT c.condition_id, c.condition, s.sample_id, r.session, r.start_ns, r.end_ns
-        FROM r JOIN conds c USING (condition) JOIN samples s USING (condition, sample_key)
+        FROM r JOIN conds c USING (condition) JOIN keys s USING (condition, sample_key)
         ORDER BY s.sample_id, r.line
         """
     ).fetchnumpy()
