@@ -896,9 +896,9 @@ def test_the_native_poller_refuses_misuse(tmp_path: Path) -> None:
 
 def test_the_poller_wrapper_raises_wannabet_errors(tmp_path: Path) -> None:
     from wannabet.engine.waits import WaitPoller
-    from wannabet.errors import ConnectError, QueryError
+    from wannabet.errors import ConnectError, QueryError, WannabetError
 
-    with pytest.raises(ValueError, match="PostgreSQL target"):
+    with pytest.raises(WannabetError, match="PostgreSQL target"):
         WaitPoller(f"sqlite://{tmp_path / 'x.db'}", "app", 0.05, 5.0)
     with pytest.raises(ConnectError) as info:
         WaitPoller("postgresql://u:s3cret@127.0.0.1:1/db", "app", 0.05, 5.0)
