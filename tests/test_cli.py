@@ -18,7 +18,7 @@ from wannabet.errors import StoreError
 from wannabet.runner import reset_default_target
 from wannabet.store import Store
 from wannabet.testing import ThrowawayPostgres
-from wannabet.testing.cli import plain_env, wannabet
+from wannabet.testing.cli import one_line_error, plain_env, wannabet
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -164,14 +164,6 @@ def test_runs_and_export(
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "transactions.csv").exists()
-
-
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
-    assert "Traceback" not in proc.stderr + proc.stdout
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error: ")
-    return lines[0]
 
 
 def test_invalid_experiment_is_one_line(tmp_path: Path) -> None:

@@ -19,10 +19,7 @@ wannabet = functools.partial(cli.wannabet, timeout=120)
 FIXTURES = Path(__file__).parent / "fixtures" / "import"
 
 
-def ok(*args: str) -> str:
-    proc = wannabet(*args)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+ok = functools.partial(cli.wannabet_ok, timeout=120)
 
 
 def summary(results: Path) -> dict:
@@ -30,11 +27,8 @@ def summary(results: Path) -> dict:
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], file: str, message: str) -> None:
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    assert file in lines[0] and message in lines[0], lines[0]
+    line = cli.one_line_error(proc, code=2)
+    assert file in line and message in line, line
 
 
 # -- Swingbench ------------------------------------------------------------------------------------

@@ -15,15 +15,12 @@ import pytest
 from wannabet.importers import parse_summary
 from wannabet.store import Store
 from wannabet.testing import ThrowawayPostgres
-from wannabet.testing.cli import wannabet
+from wannabet.testing.cli import wannabet, wannabet_ok
 
 DATABASE = "wannabet_import"
 
 
-def ok(*args: str) -> str:
-    proc = wannabet(*args)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+ok = wannabet_ok
 
 
 @dataclass(frozen=True)

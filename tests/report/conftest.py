@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from wannabet.testing.ci import unavailable
-from wannabet.testing.cli import wannabet
+from wannabet.testing.cli import wannabet, wannabet_ok
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -27,10 +27,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
-def ok(*args: str) -> str:
-    proc = wannabet(*args)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+ok = wannabet_ok
 
 
 def _install_chromium() -> str | None:

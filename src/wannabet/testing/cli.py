@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def plain_env() -> dict[str, str]:
@@ -39,3 +40,24 @@ def wannabet(
         timeout=timeout,
         check=False,
     )
+
+
+def wannabet_ok(*args: str, **kwargs: Any) -> str:
+    """``python -m wannabet ARGS`` that must succeed; its standard output."""
+    proc = wannabet(*args, **kwargs)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], code: int | None = None) -> str:
+    """The one ``error: …`` line a failed command printed, with no traceback anywhere.
+
+    ``code``, when given, is the exit code the failure must have.
+    """
+    if code is not None:
+        assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr + proc.stdout
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: "), lines[0]
+    return lines[0]
