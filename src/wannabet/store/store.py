@@ -8,6 +8,7 @@ process is gone is marked ``interrupted`` the next time the file is opened for w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -290,14 +291,25 @@ class Store:
                 self._migrate(con)
                 yield con
             return
+        if self.path.with_name(self.path.name + ".wal").exists():
+            # A writer that was killed left its log. A read-write open replays and checkpoints
+            # it as the next writer would; replaying it read-only is where DuckDB has had bugs.
+            # Storage nobody may write to keeps the log, and the read-only open below reads it.
+            with contextlib.suppress(StoreError), self._open(read_only=False):
+                pass
         with self._open(read_only=True) as con:
             current = self._version(con)
-            if current is not None and current >= SCHEMA_VERSION:
+            if current is None:
+                raise StoreError(
+                    f"{self.path} is not a wannabet results file (it has no schema_version"
+                    " table); pass the file `wannabet run` wrote with --results"
+                )
+            if current >= SCHEMA_VERSION:
                 self._check_version(current)
                 yield con
                 return
-        # An older file (or one without a schema yet): a reader migrated it before, and still
-        # does, in a short read-write open; the read itself then opens read-only.
+        # An older file: a reader migrated it before, and still does, in a short read-write
+        # open; the read itself then opens read-only.
         with self._open(read_only=False) as con:
             self._migrate(con)
         with self._open(read_only=True) as con:
