@@ -898,7 +898,7 @@ def test_the_poller_wrapper_raises_wannabet_errors(tmp_path: Path) -> None:
     from wannabet.engine.waits import WaitPoller
     from wannabet.errors import ConnectError, QueryError, WannabetError
 
-    with pytest.raises(WannabetError, match="PostgreSQL target"):
+    with pytest.raises(WannabetError, match=r"refused the wait poller: .*PostgreSQL target"):
         WaitPoller(f"sqlite://{tmp_path / 'x.db'}", "app", 0.05, 5.0)
     with pytest.raises(ConnectError) as info:
         WaitPoller("postgresql://u:s3cret@127.0.0.1:1/db", "app", 0.05, 5.0)

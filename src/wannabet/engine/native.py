@@ -73,12 +73,13 @@ class _NativeRequest:
 
 
 @contextmanager
-def translated(target: Target | None = None) -> Iterator[None]:
+def translated(target: Target | None = None, *, what: str = "workload") -> Iterator[None]:
     """Turn the engine's exceptions raised inside the block into :mod:`wannabet.errors`.
 
     With a ``target`` its password is scrubbed from every message and a connection failure
     names the target; without one (the wait poller, whose caller scrubs and words its own
-    messages) the engine's text is passed on as it is.
+    messages) the engine's text is passed on as it is. ``what`` names what the engine refuses
+    when it rejects its arguments.
     """
     password = None if target is None else target.password
     try:
@@ -102,12 +103,12 @@ def translated(target: Target | None = None) -> Iterator[None]:
     except (ValueError, OverflowError) as exc:
         # The spec validates what it can; anything the engine still refuses is reported,
         # not dumped as a traceback.
-        raise WannabetError(f"the engine refused the workload: {exc}") from None
+        raise WannabetError(f"the engine refused the {what}: {exc}") from None
     except TypeError as exc:
         # A request attribute out of its Rust type's range ("failed to extract field ...").
         if not isinstance(exc.__cause__, ValueError | OverflowError):
             raise
-        raise WannabetError(f"the engine refused the workload: {exc}: {exc.__cause__}") from None
+        raise WannabetError(f"the engine refused the {what}: {exc}: {exc.__cause__}") from None
 
 
 class NativeEngine:

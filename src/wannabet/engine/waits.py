@@ -43,35 +43,38 @@ class WaitPoller:
     def __init__(
         self, url: str, application_name: str, interval_s: float, timeout_s: float
     ) -> None:
-        with translated():
+        with translated(what="wait poller"):
             self._poller = _engine.WaitPoller(url, application_name, interval_s, timeout_s)
 
     @property
     def backend_pid(self) -> int:
         """The server process of the poller's connection."""
-        return int(self._poller.backend_pid)
+        with translated(what="wait poller"):
+            return int(self._poller.backend_pid)
 
     @property
     def closed(self) -> bool:
         """True once closed, or when a call found the connection dead."""
-        return bool(self._poller.closed)
+        with translated(what="wait poller"):
+            return bool(self._poller.closed)
 
     def query(self, sql: str) -> list[list[str | None]]:
         """Run ``sql`` on the poller's connection between samples; rows as text."""
-        with translated():
+        with translated(what="wait poller"):
             return [list(row) for row in self._poller.query(sql)]
 
     def start(self, foreign: Sequence[int] = ()) -> None:
         """Start polling; sessions whose pid is in ``foreign`` belong to another client with
         the same application name and are left out."""
-        with translated():
+        with translated(what="wait poller"):
             self._poller.start(list(foreign))
 
     def stop(self) -> WaitCounts:
         """Stop polling and return what the polls saw."""
-        with translated():
+        with translated(what="wait poller"):
             return self._poller.stop()
 
     def close(self) -> None:
         """Stop polling if it runs and close the connection."""
-        self._poller.close()
+        with translated(what="wait poller"):
+            self._poller.close()
