@@ -11,7 +11,6 @@ import platform
 import socket
 from typing import Any
 
-from wannabet.backends import backend_for
 from wannabet.engine.base import Engine
 from wannabet.targets import Target
 from wannabet.version import tool_version
@@ -33,7 +32,7 @@ def client_environment() -> dict[str, Any]:
 def server_environment(engine: Engine, target: Target) -> dict[str, Any]:
     """Ask the target for its version and settings (its backend's probe); this is also the
     connectivity check."""
-    return backend_for(target.kind).probe(engine, target)
+    return target.backend.probe(engine, target)
 
 
 def _cpu_model() -> str | None:

@@ -1,10 +1,8 @@
-"""Target URLs: which database to drive, and how to show it without its password.
+"""Targets: which database to drive, and how to show it without its password.
 
-``sqlite:///relative.db`` (relative to the working directory), ``sqlite:////absolute/path.db``,
-and ``postgresql://user:password@host:port/dbname`` (or ``postgres://``). A PostgreSQL URL without
-a password takes ``PGPASSWORD`` from the environment or, as libpq does, the first matching line
-of the password file (``PGPASSFILE``, else ``~/.pgpass``), so passwords can stay out of
-experiment files and command lines.
+A target is a URL (``sqlite:///relative.db``, ``postgresql://user@host:port/dbname``, …) and the
+backend that parsed it (:mod:`wannabet.backends`; each backend documents its URLs and where a
+password may come from, so passwords can stay out of experiment files and command lines).
 
 This module holds what every target shares (:class:`Target`, :func:`redact`); parsing a URL is
 the business of the backend its scheme selects (:func:`wannabet.backends.parse_target`).

@@ -1,6 +1,6 @@
 """PostgreSQL: a server reached over TCP or a Unix socket, TLS as libpq configures it.
 
-The engine drives it through ``native/src/backend/postgres.rs`` (tokio-postgres); the server's
+The engine drives it through ``native/src/backend/postgres/`` (tokio-postgres); the server's
 statistics come from :mod:`.sampler` (psycopg, psutil and the engine's wait poller).
 """
 
