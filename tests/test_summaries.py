@@ -93,12 +93,7 @@ def stored(con: duckdb.DuckDBPyConnection, run_id: int, sample_id: int) -> dict[
 
 
 def assert_equal_summaries(got: Mapping[str, Any], expected: SampleSummaries) -> None:
-    m, e = got["sample_moments"], expected.moments
-    order = np.lexsort((e["warmup"], e["txn_type"]))
-    for col in ("txn_type", "warmup", "count", "min_ns", "max_ns"):
-        np.testing.assert_array_equal(m[col], e[col][order], err_msg=col)
-    for col in ("sum_ms", "sumsq_ms", "sumlog_ms", "sumlog2_ms"):
-        np.testing.assert_allclose(m[col], e[col][order], rtol=1e-12, err_msg=col)
+    assert_equal_moments_and_bins(got, expected)
     s, e = got["sample_statuses"], expected.statuses
     names = STATUS[e["status"].astype(np.int64)]
     order = np.lexsort((names, e["warmup"], e["txn_type"]))
@@ -106,6 +101,15 @@ def assert_equal_summaries(got: Mapping[str, Any], expected: SampleSummaries) ->
     np.testing.assert_array_equal(s["warmup"], e["warmup"][order])
     assert s["status"].tolist() == names[order].tolist()
     np.testing.assert_array_equal(s["count"], e["count"][order])
+
+
+def assert_equal_moments_and_bins(got: Mapping[str, Any], expected: SampleSummaries) -> None:
+    m, e = got["sample_moments"], expected.moments
+    order = np.lexsort((e["warmup"], e["txn_type"]))
+    for col in ("txn_type", "warmup", "count", "min_ns", "max_ns"):
+        np.testing.assert_array_equal(m[col], e[col][order], err_msg=col)
+    for col in ("sum_ms", "sumsq_ms", "sumlog_ms", "sumlog2_ms"):
+        np.testing.assert_allclose(m[col], e[col][order], rtol=1e-12, err_msg=col)
     b, e = got["sample_bins"], expected.bins
     order = np.lexsort((e["lo_ns"], e["warmup"], e["txn_type"]))
     for col in ("txn_type", "warmup", "lo_ns", "hi_ns", "count"):
@@ -126,6 +130,46 @@ def raw_columns(
         **{k: np.asarray(v) for k, v in rows.items() if k != "status"},
         "status": np.asarray([code[s] for s in rows["status"]], dtype=np.int8),
     }
+
+
+def assert_summaries_match_rows(con: duckdb.DuckDBPyConnection, run_id: int) -> int:
+    """Every sample of a run that has rows: its summary tables equal its rows' summaries.
+
+    Moments and bins against :func:`from_columns`, with the stored ``warmup`` flag as the
+    phase; statuses counted by name (imports have statuses the engine has no code for, such as
+    pgbench's ``skipped``). Returns the number of samples checked.
+    """
+    ids = [
+        int(r[0])
+        for r in con.execute(
+            "SELECT DISTINCT sample_id FROM transactions WHERE run_id = ? ORDER BY 1", [run_id]
+        ).fetchall()
+    ]
+    for sid in ids:
+        rows = con.execute(
+            "SELECT txn_type, intended_start_ns, end_ns, status, warmup FROM transactions"
+            " WHERE run_id = ? AND sample_id = ?",
+            [run_id, sid],
+        ).fetchnumpy()
+        names = np.asarray(rows["status"], dtype=object)
+        warm = np.asarray(rows["warmup"], dtype=bool)
+        cols = {
+            "txn_type": np.asarray(rows["txn_type"]),
+            "intended_start_ns": np.asarray(rows["intended_start_ns"]),
+            "end_ns": np.asarray(rows["end_ns"]),
+            "start_ns": np.where(warm, 0, 1),  # warm-up: started before measure_start_ns = 1
+            "status": np.where(names == "ok", 0, 1).astype(np.int8),
+        }
+        got = stored(con, run_id, sid)
+        assert_equal_moments_and_bins(got, from_columns(cols, 1))
+        expected: dict[tuple[int, bool, str], int] = {}
+        for key in zip(cols["txn_type"].tolist(), warm.tolist(), names.tolist(), strict=True):
+            expected[key] = expected.get(key, 0) + 1
+        s = got["sample_statuses"]
+        found = zip(s["txn_type"].tolist(), s["warmup"].tolist(), s["status"].tolist(),
+                    s["count"].tolist(), strict=True)  # fmt: skip
+        assert {(t, w, n): c for t, w, n, c in found} == expected
+    return len(ids)
 
 
 # -- the bin formula -------------------------------------------------------------------------------
