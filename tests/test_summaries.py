@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from wannabet.analysis import histogram
 from wannabet.backends import parse_target
+from wannabet.engine import NativeEngine
 from wannabet.errors import StoreError
 from wannabet.model import STATUS_NAMES
 from wannabet.runner import run_experiment
@@ -559,6 +560,7 @@ def native_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store
         parse_experiment(SPEC, file="summaries.toml"),
         target=parse_target(f"sqlite:///{tmp}/t.db"),
         store=store,
+        engine=NativeEngine(),
     )
     yield store, outcome.run_id
 
