@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from wannabet.store import Store
+from test_summaries import assert_summaries_match_rows
+from wannabet.analysis import histogram
+from wannabet.store import Store, queries
 from wannabet.testing import cli
 
 # Imports of small fixtures: a hang shows within two minutes.
@@ -72,6 +74,17 @@ def test_seed_002_thirty_child_means(tmp_path: Path) -> None:
     assert c["clt"]["within_sd_range_2"] == {"count": 29, "n": 30}
     table = wannabet("compare", "--results", str(results)).stdout
     assert "29 of 30 observed lie within ±2 sd" in table
+    # Each row is a sample of one value: its summaries are that value's.
+    store = Store(results)
+    run_id = store.run().run_id
+    with store.read() as con:
+        assert assert_summaries_match_rows(con, run_id) == 30
+        moments = queries.sample_moments(con, run_id)
+        pooled = queries.condition_bins(con, run_id)
+    assert moments.sum_ms.tolist() == pytest.approx(THIRTY_CHILD_MEANS, rel=1e-9)
+    ns = [round(v * 1e6) for v in THIRTY_CHILD_MEANS]
+    assert pooled.count.sum() == 30
+    assert pooled.lo_ns.tolist() == histogram.from_values(ns).lo_ns.tolist()
 
 
 def test_samples_group_rows_and_a_real_difference_is_found(tmp_path: Path) -> None:

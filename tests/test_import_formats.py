@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from wannabet.store import Store
+from test_summaries import assert_summaries_match_rows
+from wannabet.store import Store, queries
 from wannabet.testing import cli
 
 # Imports of small fixtures: a hang shows within two minutes.
@@ -294,3 +295,86 @@ def test_condition_from_filename_must_match(tmp_path: Path, results: Path) -> No
         "--condition-from-filename", r"run-(\d+)", "--results", str(results),
     )  # fmt: skip
     one_line_error(proc, "hyperfine.json", "does not match the file name")
+
+
+# -- per-sample summaries (issue #13) --------------------------------------------------------------
+
+
+def summary_rows(results: Path) -> dict[str, list[tuple]]:
+    store = Store(results)
+    with store.read() as con:
+        return {
+            table: con.execute(f"SELECT * EXCLUDE (run_id) FROM {table} ORDER BY ALL").fetchall()
+            for table in ("sample_moments", "sample_statuses", "sample_bins")
+        }
+
+
+def test_hyperfine_runs_are_summarised_from_their_rows(results: Path) -> None:
+    ok("import", "hyperfine", str(FIXTURES / "hyperfine.json"), "--results", str(results))
+    store = Store(results)
+    run_id = store.run().run_id
+    with store.read() as con:
+        assert assert_summaries_match_rows(con, run_id) == 20
+        counts = queries.status_counts(con, run_id)
+        moments = queries.sample_moments(con, run_id)
+    keys = zip(counts.condition_id, counts.status, counts.count, strict=True)
+    by = {(int(c), str(s)): int(n) for c, s, n in keys}
+    assert by == {(0, "ok"): 10, (1, "ok"): 9, (1, "error"): 1}
+    # One run per sample: the failed run's sample has no moments.
+    assert len(moments.sample_id) == 19 and (moments.count == 1).all()
+    assert moments.sum_ms[moments.condition_id == 1].sum() == pytest.approx(
+        sum([14.5, 15.0, 15.5, 14.0, 15.2, 14.8, 16.5, 15.1, 14.9])
+    )
+
+
+def test_sysbench_summary_gives_exact_statuses_and_intervals_give_none(
+    tmp_path: Path, results: Path
+) -> None:
+    ok("import", "sysbench", str(FIXTURES / "sysbench_oltp.txt"), "--results", str(results))
+    # Interval counts are rounded from rates: nothing exact to summarise.
+    assert summary_rows(results) == {"sample_moments": [], "sample_statuses": [], "sample_bins": []}
+    text = (FIXTURES / "sysbench_oltp.txt").read_text()
+    plain = tmp_path / "plain.txt"
+    plain.write_text("\n".join(x for x in text.splitlines() if not x.startswith("[")))
+    other = tmp_path / "other.duckdb"
+    ok("import", "sysbench", str(plain), "--results", str(other))
+    rows = summary_rows(other)
+    assert rows["sample_statuses"] == [(0, 0, False, "error", 1), (0, 0, False, "ok", 2500)]
+    # Its latency figures are rounded to 0.01 ms and it has no per-sample histogram.
+    assert rows["sample_moments"] == [] and rows["sample_bins"] == []
+
+
+def test_swingbench_overview_with_per_type_results_gives_per_type_statuses(
+    tmp_path: Path, results: Path
+) -> None:
+    def write(name: str, completed: int) -> Path:
+        file = tmp_path / name
+        file.write_text(
+            "<Results><Overview>"
+            f"<TotalCompletedTransactions>{completed}</TotalCompletedTransactions>"
+            "<TotalFailedTransactions>3</TotalFailedTransactions>"
+            "<TotalRunTime>0:01:00</TotalRunTime></Overview><TransactionResults>"
+            "<Result id='Browse'><TransactionCount>400</TransactionCount>"
+            "<FailedTransactionCount>1</FailedTransactionCount></Result>"
+            "<Result id='Order'><TransactionCount>200</TransactionCount>"
+            "<FailedTransactionCount>2</FailedTransactionCount></Result>"
+            "</TransactionResults></Results>"
+        )
+        return file
+
+    ok("import", "swingbench", str(write("exact.xml", 600)), "--results", str(results))
+    assert summary_rows(results)["sample_statuses"] == [
+        (0, 0, False, "error", 1),
+        (0, 0, False, "ok", 400),
+        (0, 1, False, "error", 2),
+        (0, 1, False, "ok", 200),
+    ]
+    assert summary_rows(results)["sample_moments"] == []
+    # Per-type counts that disagree with the totals are not exact: no summaries.
+    other = tmp_path / "other.duckdb"
+    ok("import", "swingbench", str(write("off.xml", 650)), "--results", str(other))
+    assert summary_rows(other)["sample_statuses"] == []
+    # Readings-based samples (the real fixture) get none either.
+    third = tmp_path / "third.duckdb"
+    ok("import", "swingbench", str(FIXTURES / "swingbench_soe.xml"), "--results", str(third))
+    assert summary_rows(third) == {"sample_moments": [], "sample_statuses": [], "sample_bins": []}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from test_summaries import assert_summaries_match_rows
 from wannabet.importers import parse_summary
 from wannabet.store import Store
 from wannabet.testing import ThrowawayPostgres
@@ -93,7 +94,52 @@ def check_against_summary(results: Path, run: PgbenchRun) -> dict:
     if reported.latency_measured:
         assert reported.latency_avg_ms is not None
         assert c["latency_ms"]["mean"] == pytest.approx(reported.latency_avg_ms[0], abs=0.001)
+    # The per-sample summaries are those of the imported rows (skipped ones included).
+    store = Store(results)
+    with store.read() as con:
+        assert assert_summaries_match_rows(con, store.run().run_id) == c["samples"]
     return c
+
+
+def check_aggregated_summaries(results: Path) -> None:
+    """Each interval's summaries are exactly its aggregates row: counts by status, Σ, Σ², min
+    and max; the log sums are not known (NULL) and there are no bins."""
+    store = Store(results)
+    run_id = store.run().run_id
+    rows = {r["sample_id"]: r for r in store.aggregates(run_id)}
+    with store.read() as con:
+        moments = {
+            r[0]: r[1:]
+            for r in con.execute(
+                "SELECT sample_id, count, sum_ms, sumsq_ms, sumlog_ms, sumlog2_ms, min_ns, max_ns"
+                " FROM sample_moments WHERE run_id = ? AND txn_type = 0 AND NOT warmup",
+                [run_id],
+            ).fetchall()
+        }
+        statuses: dict[int, dict[str, int]] = {}
+        for sid, status, n in con.execute(
+            "SELECT sample_id, status, count FROM sample_statuses WHERE run_id = ?", [run_id]
+        ).fetchall():
+            statuses.setdefault(sid, {})[status] = n
+        assert con.execute("SELECT count(*) FROM sample_bins").fetchone() == (0,)
+        totals = dict(
+            con.execute(
+                "SELECT sample_id, transactions FROM samples WHERE run_id = ?", [run_id]
+            ).fetchall()
+        )
+    for sid, r in rows.items():
+        by = statuses.get(sid, {})
+        assert by.get("ok", 0) == r["count"]
+        assert by.get("serialization", 0) + by.get("deadlock", 0) == r["failed"]
+        assert by.get("skipped", 0) == r["skipped"]
+        assert sum(by.values()) == totals[sid]
+        if r["count"]:
+            n, s1, s2, l1, l2, lo, hi = moments[sid]
+            assert (n, s1, s2) == (r["count"], r["lat_sum_ms"], r["lat_sum2_ms2"])
+            assert (l1, l2) == (None, None)
+            assert (lo, hi) == (round(r["lat_min_ms"] * 1e6), round(r["lat_max_ms"] * 1e6))
+        else:
+            assert sid not in moments
 
 
 def check_aggregated_against_summary(results: Path, run: PgbenchRun) -> dict:
@@ -112,6 +158,7 @@ def check_aggregated_against_summary(results: Path, run: PgbenchRun) -> dict:
     assert c["latency_ms"]["mean"] == pytest.approx(mean, rel=1e-12)
     if not unlogged and reported.latency_avg_ms is not None:
         assert c["latency_ms"]["mean"] == pytest.approx(reported.latency_avg_ms[0], abs=0.001)
+    check_aggregated_summaries(results)
     return c
 
 

@@ -678,6 +678,8 @@ def _aggregated(
         skipped_total += skipped
         lat_sum += v[col["sum_latency"]]
         t0 = int(start * 1e9)
+        # The log's counts and its µs sums, minimum and maximum are exact (pgbench measures
+        # latencies in whole µs), so they are the sample's summaries; no histogram, no log sums.
         samples.append(
             ImportedSample(
                 sample_id,
@@ -685,6 +687,21 @@ def _aggregated(
                 t0,
                 t0 + int(interval_s * 1e9),
                 totals=(count + failed + skipped, count, failed + skipped, count / interval_s),
+                statuses={
+                    (0, "ok"): count,
+                    (0, "serialization"): int(v[col["serialization_failures"]]),
+                    (0, "deadlock"): int(v[col["deadlock_failures"]]),
+                    (0, "skipped"): skipped,
+                },
+                moments={
+                    0: (
+                        count,
+                        v[col["sum_latency"]] / 1e3,
+                        v[col["sum_latency_2"]] / 1e6,
+                        round(v[col["min_latency"]] * 1000),
+                        round(v[col["max_latency"]] * 1000),
+                    )
+                },
             )
         )
         aggregates.append(

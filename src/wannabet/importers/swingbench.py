@@ -244,6 +244,28 @@ def _epoch_ms(text: str | None) -> float | None:
     return None
 
 
+def _type_statuses(
+    results: list[dict[str, Any]], types: list[str], done: int, failed: int
+) -> dict[tuple[int, str], int] | None:
+    """Per-type ``ok``/``error`` counts of a file that is one sample, when they are exact.
+
+    They are when the types' counts add up to the Overview's totals; otherwise (or without
+    per-type results) the sample gets no summaries rather than counts that disagree.
+    """
+    if not results:
+        return None
+    ok = sum(int(r["count"]) for r in results)
+    bad = sum(int(r.get("failed") or 0) for r in results)
+    if (ok, bad) != (done, failed):
+        return None
+    out: dict[tuple[int, str], int] = {}
+    for r in results:
+        t = types.index(r["name"])
+        out[(t, "ok")] = out.get((t, "ok"), 0) + int(r["count"])
+        out[(t, "error")] = out.get((t, "error"), 0) + int(r.get("failed") or 0)
+    return out
+
+
 def import_swingbench(
     store: Store,
     paths: Sequence[str | Path],
@@ -266,6 +288,9 @@ def import_swingbench(
         doc = read_swingbench(file)
         label = rule.label(file)
         cid = label_index(labels, label)
+        for r in doc["results"]:
+            if r["name"] not in types:
+                types.append(r["name"])
         readings = doc["tps_readings"]
         overview = doc["overview"]
         if readings:
@@ -297,11 +322,10 @@ def import_swingbench(
                     t0,
                     t0 + int(seconds * 1e9),
                     (done + failed, done, failed, done / seconds),
+                    statuses=_type_statuses(doc["results"], types, done, failed),
                 )
             )
         for r in doc["results"]:
-            if r["name"] not in types:
-                types.append(r["name"])
             aggregates.append(
                 {
                     "sample_id": None,

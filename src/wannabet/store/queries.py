@@ -16,6 +16,7 @@ from typing import NamedTuple
 import duckdb
 import numpy as np
 
+from wannabet.analysis import histogram
 from wannabet.store.schema import LATENCY_MS, latency_ms
 
 # -- per-sample and per-transaction columns (datasets, sufficient statistics) ----------------------
@@ -412,3 +413,219 @@ class LatencyScan:
 
 def _list(values: tuple[float, ...]) -> str:
     return "[" + ", ".join(str(x) for x in values) + "]"
+
+
+# -- per-sample summaries (issue #13): moments, statuses and histogram bins -----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SampleMoments:
+    """Per sample with a successful transaction, ordered by ``sample_id``: count and latency sums.
+
+    ``sum_ms``, ``sumsq_ms`` are Σ ms and Σ ms²; ``sumlog_ms``, ``sumlog2_ms`` are Σ ln ms and
+    Σ (ln ms)², NaN when undefined (a latency that is not positive) or not known (an import of
+    aggregates); ``min_ns``, ``max_ns`` the extremes, in integer ns.
+    """
+
+    sample_id: np.ndarray  # int64
+    condition_id: np.ndarray  # int64
+    position: np.ndarray  # int64
+    count: np.ndarray  # int64
+    sum_ms: np.ndarray  # float64
+    sumsq_ms: np.ndarray  # float64
+    sumlog_ms: np.ndarray  # float64
+    sumlog2_ms: np.ndarray  # float64
+    min_ns: np.ndarray  # int64
+    max_ns: np.ndarray  # int64
+
+
+@dataclass(frozen=True, slots=True)
+class SampleBins:
+    """Latency histogram bins per sample, ordered by ``sample_id`` then ``lo_ns``.
+
+    Bins with identical edges (of several types or phases) are merged: their counts summed.
+    """
+
+    sample_id: np.ndarray  # int64
+    lo_ns: np.ndarray  # int64
+    hi_ns: np.ndarray  # int64
+    count: np.ndarray  # int64
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionBins:
+    """Latency histogram bins per condition (all its samples merged), by condition, ``lo_ns``."""
+
+    condition_id: np.ndarray  # int64
+    lo_ns: np.ndarray  # int64
+    hi_ns: np.ndarray  # int64
+    count: np.ndarray  # int64
+
+
+@dataclass(frozen=True, slots=True)
+class StatusCounts:
+    """Transactions per condition, type and status (``transactions.status`` names), sorted so."""
+
+    condition_id: np.ndarray  # int64
+    txn_type: np.ndarray  # int64
+    status: np.ndarray  # object (str)
+    count: np.ndarray  # int64
+
+
+def _summary_filter(txn_type: int | None, include_warmup: bool, table: str) -> str:
+    """The type and phase conditions on a summary table (``txn_type`` is an int, inlined)."""
+    parts = [] if include_warmup else [f"AND NOT {table}.warmup"]
+    if txn_type is not None:
+        parts.append(f"AND {table}.txn_type = {int(txn_type)}")
+    return " ".join(parts)
+
+
+def _int64(rows: dict[str, np.ndarray], name: str) -> np.ndarray:
+    return np.asarray(rows[name], dtype=np.int64)
+
+
+def _float64(rows: dict[str, np.ndarray], name: str) -> np.ndarray:
+    a = rows[name]
+    if isinstance(a, np.ma.MaskedArray):
+        return np.asarray(np.ma.filled(a.astype(np.float64), np.nan), dtype=np.float64)
+    return np.asarray(a, dtype=np.float64)
+
+
+def sample_moments(
+    con: duckdb.DuckDBPyConnection,
+    run_id: int,
+    *,
+    txn_type: int | None = None,
+    include_warmup: bool = False,
+) -> SampleMoments:
+    """Each sample's moments, over one transaction type or all (``txn_type=None``).
+
+    Reads ``sample_moments`` (a few rows per sample, never the transactions) and merges the
+    rows of a sample's types (and phases, with ``include_warmup``): counts and sums add, the
+    extremes are the extremes of extremes. A NaN log sum stays NaN, and a merge with a log sum
+    that is not known (NULL) is not known.
+    """
+    rows = con.execute(
+        f"""
+        SELECT s.sample_id, s.condition_id, s.position, sum(m.count)::BIGINT AS count,
+               fsum(m.sum_ms) AS sum_ms, fsum(m.sumsq_ms) AS sumsq_ms,
+               CASE WHEN count(m.sumlog_ms) = count(*) THEN fsum(m.sumlog_ms) END AS sumlog_ms,
+               CASE WHEN count(m.sumlog2_ms) = count(*) THEN fsum(m.sumlog2_ms) END
+                   AS sumlog2_ms,
+               min(m.min_ns) AS min_ns, max(m.max_ns) AS max_ns
+        FROM sample_moments m JOIN samples s USING (run_id, sample_id)
+        WHERE m.run_id = ? {_summary_filter(txn_type, include_warmup, "m")}
+        GROUP BY s.sample_id, s.condition_id, s.position
+        ORDER BY s.sample_id
+        """,
+        [run_id],
+    ).fetchnumpy()
+    return SampleMoments(
+        sample_id=_int64(rows, "sample_id"),
+        condition_id=_int64(rows, "condition_id"),
+        position=_int64(rows, "position"),
+        count=_int64(rows, "count"),
+        sum_ms=_float64(rows, "sum_ms"),
+        sumsq_ms=_float64(rows, "sumsq_ms"),
+        sumlog_ms=_float64(rows, "sumlog_ms"),
+        sumlog2_ms=_float64(rows, "sumlog2_ms"),
+        min_ns=_int64(rows, "min_ns"),
+        max_ns=_int64(rows, "max_ns"),
+    )
+
+
+def sample_bins(
+    con: duckdb.DuckDBPyConnection,
+    run_id: int,
+    *,
+    txn_type: int | None = None,
+    include_warmup: bool = False,
+) -> SampleBins:
+    """Each sample's latency histogram (successful transactions), one type or all merged."""
+    rows = con.execute(
+        f"""
+        SELECT b.sample_id, b.lo_ns, b.hi_ns, sum(b.count)::BIGINT AS count
+        FROM sample_bins b
+        WHERE b.run_id = ? {_summary_filter(txn_type, include_warmup, "b")}
+        GROUP BY b.sample_id, b.lo_ns, b.hi_ns
+        ORDER BY b.sample_id, b.lo_ns
+        """,
+        [run_id],
+    ).fetchnumpy()
+    return SampleBins(
+        sample_id=_int64(rows, "sample_id"),
+        lo_ns=_int64(rows, "lo_ns"),
+        hi_ns=_int64(rows, "hi_ns"),
+        count=_int64(rows, "count"),
+    )
+
+
+def histograms_by_sample(bins: SampleBins) -> dict[int, histogram.Histogram]:
+    """The bins of :func:`sample_bins` split into one histogram per sample id."""
+    ids, first = np.unique(bins.sample_id, return_index=True)
+    bounds = [*first.tolist(), len(bins.sample_id)]
+    return {
+        int(sid): histogram.Histogram(
+            bins.lo_ns[a:b].astype(np.uint64),
+            bins.hi_ns[a:b].astype(np.uint64),
+            bins.count[a:b].astype(np.uint64),
+        )
+        for sid, a, b in zip(ids, bounds[:-1], bounds[1:], strict=True)
+    }
+
+
+def condition_bins(
+    con: duckdb.DuckDBPyConnection,
+    run_id: int,
+    *,
+    txn_type: int | None = None,
+    include_warmup: bool = False,
+) -> ConditionBins:
+    """Each condition's latency histogram: its samples' bins merged in DuckDB (``GROUP BY``)."""
+    rows = con.execute(
+        f"""
+        SELECT s.condition_id, b.lo_ns, b.hi_ns, sum(b.count)::BIGINT AS count
+        FROM sample_bins b JOIN samples s USING (run_id, sample_id)
+        WHERE b.run_id = ? {_summary_filter(txn_type, include_warmup, "b")}
+        GROUP BY s.condition_id, b.lo_ns, b.hi_ns
+        ORDER BY s.condition_id, b.lo_ns
+        """,
+        [run_id],
+    ).fetchnumpy()
+    return ConditionBins(
+        condition_id=_int64(rows, "condition_id"),
+        lo_ns=_int64(rows, "lo_ns"),
+        hi_ns=_int64(rows, "hi_ns"),
+        count=_int64(rows, "count"),
+    )
+
+
+def status_counts(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, include_warmup: bool = False
+) -> StatusCounts:
+    """Transactions per condition, type and status, from ``sample_statuses``."""
+    rows = con.execute(
+        f"""
+        SELECT s.condition_id, st.txn_type, st.status, sum(st.count)::BIGINT AS count
+        FROM sample_statuses st JOIN samples s USING (run_id, sample_id)
+        WHERE st.run_id = ? {_summary_filter(None, include_warmup, "st")}
+        GROUP BY s.condition_id, st.txn_type, st.status
+        ORDER BY s.condition_id, st.txn_type, st.status
+        """,
+        [run_id],
+    ).fetchnumpy()
+    return StatusCounts(
+        condition_id=_int64(rows, "condition_id"),
+        txn_type=_int64(rows, "txn_type"),
+        status=np.asarray(rows["status"], dtype=object),
+        count=_int64(rows, "count"),
+    )
+
+
+def transaction_type_names(con: duckdb.DuckDBPyConnection, run_id: int) -> dict[int, str]:
+    """The run's transaction types: index → name, in index order."""
+    rows = con.execute(
+        "SELECT txn_type, name FROM transaction_types WHERE run_id = ? ORDER BY txn_type",
+        [run_id],
+    ).fetchall()
+    return {int(t): str(n) for t, n in rows}

@@ -7,6 +7,12 @@ History (never edit a released migration; add a new one):
 - 2: ``imports`` (one row per imported file: path, sha256, format; re-imports are refused by
   hash) and ``aggregates`` (statistics that a foreign tool kept instead of transactions:
   pgbench's aggregate intervals, Swingbench's and sysbench's per-run summaries).
+- 3: per-sample summaries (issue #13): ``sample_moments``, ``sample_statuses`` and
+  ``sample_bins``, keyed by ``(run_id, sample_id)``, and ``samples.recorded`` (the fraction of
+  transactions stored as rows; 1.0 for every older sample). The three tables are backfilled
+  from ``transactions`` for every existing sample that has transactions, with the statements of
+  :func:`summary_inserts` (the same SQL the importers' samples are summarised with), so an older
+  file analyses as a new one does.
 """
 
 from __future__ import annotations
@@ -27,6 +33,80 @@ def latency_ms(table: str = "") -> str:
 
 #: The latency in ms of a row of ``transactions`` (or of a table with the same two columns).
 LATENCY_MS = latency_ms()
+
+
+def latency_ns(table: str = "") -> str:
+    """The SQL expression of a transaction's latency in integer ns, clamped at 0.
+
+    The same definition as :func:`latency_ms` (from the intended start), in the engine's unit
+    and clamped at 0 as the engine's summaries and :func:`wannabet.store.summaries.from_columns`
+    clamp it (a clock step can end a transaction before it was due): the latency the per-sample
+    summaries are made of.
+    """
+    prefix = f"{table}." if table else ""
+    return f"greatest({prefix}end_ns - {prefix}intended_start_ns, 0)"
+
+
+def _bin_width(ns: str) -> str:
+    """SQL: the width of the histogram bin holding the latency ``ns`` (a BIGINT expression).
+
+    HdrHistogram's layout with 2 significant digits (:mod:`wannabet.analysis.histogram`): a
+    value below 256 has a bin of its own; above, with ``k = floor(log2 v)``, bins are ``2^(k-7)``
+    wide. ``log2`` of a double can be off by one next to a power of two (a BIGINT above 2^53
+    rounds when converted), so ``k`` is corrected with exact HUGEINT shifts.
+    """
+    k0 = f"floor(log2({ns}))::INTEGER"
+    k = (
+        f"({k0} - ((1::HUGEINT << {k0}) > {ns})::INTEGER"
+        f" + ((1::HUGEINT << ({k0} + 1)) <= {ns})::INTEGER)"
+    )
+    return f"CASE WHEN {ns} < 256 THEN 1::BIGINT ELSE (1::BIGINT << ({k} - 7)) END"
+
+
+def summary_inserts(where: str) -> tuple[str, str, str]:
+    """The three statements that summarise stored transactions into the summary tables.
+
+    ``where`` is a SQL condition on ``transactions t`` choosing the samples (``TRUE`` for all).
+    One row per ``(run_id, sample_id, txn_type, warmup)`` in ``sample_moments`` (successful
+    transactions only), per status in ``sample_statuses``, per non-empty bin in ``sample_bins``:
+    what :func:`wannabet.store.summaries.from_columns` computes from a sample's columns, with
+    ``transactions.warmup`` as the phase. The log sums are NaN when a latency is not positive
+    (``ln`` only ever sees positive values: some DuckDB versions raise on ``ln(0)``).
+
+    Migration 3 backfills older files with these statements, and the importers' samples are
+    summarised with them: one code path. A change here changes what migration 3 did, so a
+    different summary needs a new migration, with this function's text kept for migration 3.
+    """
+    ns = latency_ns("t")
+    ok = f"""
+        SELECT t.run_id, t.sample_id, t.txn_type, t.warmup, {ns} AS ns
+        FROM transactions t WHERE ({where}) AND t.status = 'ok'
+    """
+    moments = f"""
+        INSERT INTO sample_moments
+        SELECT run_id, sample_id, txn_type, warmup, count(*),
+               fsum(ns / 1e6), fsum((ns / 1e6) * (ns / 1e6)),
+               CASE WHEN min(ns) > 0 THEN fsum(ln(greatest(ns, 1) / 1e6)) ELSE 'NaN'::DOUBLE END,
+               CASE WHEN min(ns) > 0 THEN fsum(ln(greatest(ns, 1) / 1e6) ^ 2)
+                    ELSE 'NaN'::DOUBLE END,
+               min(ns), max(ns)
+        FROM ({ok}) GROUP BY run_id, sample_id, txn_type, warmup
+    """
+    statuses = f"""
+        INSERT INTO sample_statuses
+        SELECT t.run_id, t.sample_id, t.txn_type, t.warmup, t.status, count(*)
+        FROM transactions t WHERE ({where})
+        GROUP BY t.run_id, t.sample_id, t.txn_type, t.warmup, t.status
+    """
+    bins = f"""
+        INSERT INTO sample_bins
+        SELECT run_id, sample_id, txn_type, warmup, ns - ns % width, ns - ns % width + (width - 1),
+               count(*)
+        FROM (SELECT *, {_bin_width("ns")} AS width FROM ({ok}))
+        GROUP BY ALL
+    """
+    return moments, statuses, bins
+
 
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (
@@ -166,6 +246,52 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 extra        JSON
             )
             """,
+        ),
+    ),
+    (
+        3,
+        "per-sample summaries: moments, statuses, latency histogram bins; samples.recorded",
+        (
+            """
+            CREATE TABLE sample_moments (
+                run_id     INTEGER NOT NULL,
+                sample_id  INTEGER NOT NULL,
+                txn_type   SMALLINT NOT NULL,
+                warmup     BOOLEAN NOT NULL,
+                count      BIGINT NOT NULL,         -- successful transactions
+                sum_ms     DOUBLE,
+                sumsq_ms   DOUBLE,
+                sumlog_ms  DOUBLE,                  -- NaN: a latency <= 0; NULL: not known
+                sumlog2_ms DOUBLE,
+                min_ns     BIGINT,
+                max_ns     BIGINT,
+                PRIMARY KEY (run_id, sample_id, txn_type, warmup)
+            )
+            """,
+            """
+            CREATE TABLE sample_statuses (
+                run_id    INTEGER NOT NULL,
+                sample_id INTEGER NOT NULL,
+                txn_type  SMALLINT NOT NULL,
+                warmup    BOOLEAN NOT NULL,
+                status    VARCHAR NOT NULL,         -- as transactions.status
+                count     BIGINT NOT NULL,
+                PRIMARY KEY (run_id, sample_id, txn_type, warmup, status)
+            )
+            """,
+            """
+            CREATE TABLE sample_bins (
+                run_id    INTEGER NOT NULL,
+                sample_id INTEGER NOT NULL,
+                txn_type  SMALLINT NOT NULL,
+                warmup    BOOLEAN NOT NULL,
+                lo_ns     BIGINT NOT NULL,          -- the bin [lo_ns, hi_ns], both inclusive
+                hi_ns     BIGINT NOT NULL,
+                count     BIGINT NOT NULL
+            )
+            """,
+            "ALTER TABLE samples ADD COLUMN recorded DOUBLE DEFAULT 1.0",
+            *summary_inserts("TRUE"),
         ),
     ),
 )

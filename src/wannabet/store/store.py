@@ -27,7 +27,8 @@ import pyarrow as pa
 from wannabet.errors import ImportError_, StoreError, UnknownRun
 from wannabet.model import STATUS_NAMES
 from wannabet.store import queries
-from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION, latency_ms
+from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION, latency_ms, summary_inserts
+from wannabet.store.summaries import SampleSummaries, from_columns
 
 DEFAULT_RESULTS = "wannabet.duckdb"
 _LOCK_WAIT_S = 10.0
@@ -169,6 +170,14 @@ class ImportedSample:
 
     ``totals`` (transactions, committed, errors, tps) is for tools that keep counts rather than
     transactions; without it the totals are counted from the sample's transactions.
+
+    ``statuses`` and ``moments`` are for those tools too: what their aggregates determine
+    *exactly* about the sample's measured transactions, written to ``sample_statuses`` and
+    ``sample_moments`` (a sample with transactions is summarised from them instead).
+    ``statuses`` maps (type, status name as ``transactions.status`` has it) to a count;
+    ``moments`` maps a type to (successful count, Σ ms, Σ ms², min ns, max ns); types index
+    the batch's :attr:`ImportBatch.transaction_types` (0 when it has none). Such tools keep no
+    sum of log latencies: the log sums are stored NULL (not known). None: nothing is exact.
     """
 
     sample_id: int
@@ -178,6 +187,8 @@ class ImportedSample:
     totals: tuple[int, int, int, float | None] | None = None
     error_messages: Mapping[str, str] | None = None
     stats: Mapping[str, Any] | None = None
+    statuses: Mapping[tuple[int, str], int] | None = None
+    moments: Mapping[int, tuple[int, float, float, int, int]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -520,6 +531,7 @@ class Store:
                         "UPDATE samples SET errors = ?, tps = ? WHERE run_id = ? AND sample_id = ?",
                         [s.totals[2], s.totals[3], run_id, sample_id],
                     )
+                _insert_aggregate_summaries(con, run_id, sample_id, s, type_ids)
             if batch.transactions is not None and batch.transactions.num_rows:
                 table = batch.transactions
                 local_types = np.asarray(type_ids or [0], dtype=np.int16)
@@ -540,6 +552,7 @@ class Store:
                     [run_id],
                 )
                 con.unregister("incoming_transactions")
+                _fill_summaries(con, run_id, sample_offset)
                 counted = [s.sample_id + sample_offset for s in batch.samples if s.totals is None]
                 if counted:
                     con.execute(
@@ -672,19 +685,33 @@ class Store:
         sample: SampleRow,
         columns: Mapping[str, np.ndarray],
         error_codes: Sequence[str] = (),
+        summaries: SampleSummaries | None = None,
+        recorded: float = 1.0,
     ) -> None:
-        """Write one sample and its transactions atomically, appending through Arrow.
+        """Write one sample, its summaries and its stored transactions atomically (via Arrow).
+
+        ``summaries`` are the sample's per-type moments, statuses and histogram bins as the
+        engine built them over *every* transaction; None computes them from ``columns`` with
+        :func:`~wannabet.store.summaries.from_columns` (engines without native summaries). The
+        sample's ``transactions``, ``committed``, ``errors`` and ``tps`` come from the
+        summaries' measured (non-warm-up) statuses, not from the rows: with ``recorded < 1``
+        only that fraction of the transactions is in ``columns``.
 
         Rows are written in start order (the engine hands them back session by session), so a
         plain scan of ``transactions`` yields every sample's transactions in time order.
         """
+        if not 0.0 <= recorded <= 1.0:
+            raise StoreError(
+                f"sample {sample.sample_id}: recorded = {recorded!r}; expected the fraction of"
+                " transactions stored as rows, from 0 to 1"
+            )
         order = np.argsort(columns["start_ns"], kind="stable")
         columns = {name: np.asarray(values)[order] for name, values in columns.items()}
+        if summaries is None:
+            summaries = from_columns(columns, sample.measure_start_ns)
         start = columns["start_ns"]
         status_idx = columns["status"].astype(np.int8, copy=False)
         warmup = start < sample.measure_start_ns
-        measured = ~warmup
-        ok = status_idx == 0
         code_idx = columns["error_code"].astype(np.int32, copy=False)
         codes = pa.array(list(error_codes) or [""], type=pa.string())
         table = pa.table(
@@ -704,15 +731,19 @@ class Store:
                 "warmup": warmup,
             }
         )
+        st = summaries.statuses
+        measured = ~st["warmup"]
         with self._connect(write=True) as con:
             con.execute("BEGIN")
             self._insert_sample(
                 con,
                 run_id,
                 sample,
-                measured=int(np.count_nonzero(measured)),
-                committed=int(np.count_nonzero(ok & measured)),
+                measured=int(st["count"][measured].sum()),
+                committed=int(st["count"][measured & (st["status"] == 0)].sum()),
+                recorded=recorded,
             )
+            _insert_summaries(con, run_id, sample.sample_id, summaries)
             con.register("incoming_transactions", table)
             con.execute(
                 "INSERT INTO transactions SELECT ?, ?, session, txn_type, intended_start_ns,"
@@ -731,10 +762,14 @@ class Store:
         *,
         measured: int,
         committed: int,
+        recorded: float = 1.0,
     ) -> None:
         duration_s = max(sample.end_ns - sample.measure_start_ns, 0) / 1e9
         con.execute(
-            "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO samples (run_id, sample_id, condition_id, block, position, status, t0_ns,"
+            " measure_start_ns, end_ns, duration_s, warmup_s, transactions, committed, errors,"
+            " tps, sessions_lost, error_messages, stats, recorded)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 sample.sample_id,
@@ -754,6 +789,7 @@ class Store:
                 sample.sessions_lost,
                 json.dumps(dict(sample.error_messages or {})),
                 json.dumps(dict(sample.stats or {})),
+                recorded,
             ],
         )
 
@@ -986,6 +1022,81 @@ SELECT r.run_id, r.name, r.description, r.kind, r.status, epoch_ms(r.started_at)
        r.target_kind
 FROM runs r
 """
+
+
+def _insert_summaries(
+    con: duckdb.DuckDBPyConnection, run_id: int, sample_id: int, summaries: SampleSummaries
+) -> None:
+    """Write one sample's summaries as they are, status codes as ``transactions.status`` names."""
+    codes = summaries.statuses["status"]
+    bad = codes[(codes < 0) | (codes >= len(STATUS_NAMES))]
+    if bad.size:
+        raise StoreError(
+            f"sample {sample_id}: status code {int(bad[0])} in its summaries; expected 0 to"
+            f" {len(STATUS_NAMES) - 1} (wannabet.model.STATUS_NAMES)"
+        )
+    names = np.asarray(STATUS_NAMES, dtype=object)
+    for name, columns in (
+        ("sample_moments", summaries.moments),
+        ("sample_statuses", summaries.statuses),
+        ("sample_bins", summaries.bins),
+    ):
+        n = len(columns["count"])
+        if not n:
+            continue
+        table: dict[str, Any] = {
+            "run_id": np.full(n, run_id, dtype=np.int32),
+            "sample_id": np.full(n, sample_id, dtype=np.int32),
+            **columns,
+        }
+        if name == "sample_statuses":
+            table["status"] = pa.array(names[codes.astype(np.int64)], type=pa.string())
+        con.register("incoming_summary", pa.table(table))
+        con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM incoming_summary")
+        con.unregister("incoming_summary")
+
+
+def _insert_aggregate_summaries(
+    con: duckdb.DuckDBPyConnection,
+    run_id: int,
+    sample_id: int,
+    sample: ImportedSample,
+    type_ids: Sequence[int],
+) -> None:
+    """Write what an aggregate-only import determines exactly about one sample (measured only)."""
+    types = list(type_ids) or [0]
+    for (txn_type, status), count in (sample.statuses or {}).items():
+        if count:
+            con.execute(
+                "INSERT INTO sample_statuses VALUES (?, ?, ?, false, ?, ?)",
+                [run_id, sample_id, types[txn_type], status, int(count)],
+            )
+    for txn_type, (count, sum_ms, sumsq_ms, min_ns, max_ns) in (sample.moments or {}).items():
+        if count:
+            con.execute(
+                "INSERT INTO sample_moments VALUES (?, ?, ?, false, ?, ?, ?, NULL, NULL, ?, ?)",
+                [
+                    run_id,
+                    sample_id,
+                    types[txn_type],
+                    int(count),
+                    float(sum_ms),
+                    float(sumsq_ms),
+                    int(min_ns),
+                    int(max_ns),
+                ],
+            )
+
+
+def _fill_summaries(con: duckdb.DuckDBPyConnection, run_id: int, first_sample_id: int) -> None:
+    """Summarise the stored transactions of the samples ``first_sample_id`` on of a run.
+
+    The statements of migration 3's backfill (:func:`~wannabet.store.schema.summary_inserts`):
+    an imported file's transactions are summarised exactly as an older file's were.
+    """
+    where = f"t.run_id = {int(run_id)} AND t.sample_id >= {int(first_sample_id)}"
+    for sql in summary_inserts(where):
+        con.execute(sql)
 
 
 def _aggregate_summaries(
