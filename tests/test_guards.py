@@ -55,7 +55,7 @@ class TestGuards:
 SRC = ROOT / "src" / "wannabet"
 RESULTS_TABLES = (
     "runs|conditions|transaction_types|samples|transactions|aggregates|imports|"
-    "transaction_latency|schema_version"
+    "transaction_latency|schema_version|sample_moments|sample_statuses|sample_bins"
 )
 # SQL keywords are written in capitals here; lower case would match prose ("from samples").
 SQL_OVER_RESULTS = re.compile(rf"\b(FROM|JOIN|INTO|UPDATE|TABLE)\s+({RESULTS_TABLES})\b")
