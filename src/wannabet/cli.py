@@ -568,6 +568,16 @@ RopeOption = Annotated[
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)]
 
 
+class StatChoice(StrEnum):
+    mean = "mean"
+    median = "median"
+    p90 = "p90"
+    p95 = "p95"
+    p99 = "p99"
+    p99_9 = "p99.9"
+    tps = "tps"
+
+
 class BayesModelChoice(StrEnum):
     hierarchical = "hierarchical"
     gamma = "gamma"
@@ -618,10 +628,22 @@ def compare(
         float | None,
         typer.Option("--prior-sd-max", help="Gamma model: bound of the uniform sd prior, ms."),
     ] = None,
+    txn: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--txn",
+            help="Judge this transaction type on its own; repeat for several. Default: all"
+            " types together.",
+        ),
+    ] = None,
+    stat: Annotated[
+        StatChoice | None,
+        typer.Option("--stat", help="The statistic judged; tps is throughput. Default: the mean."),
+    ] = None,
 ) -> None:
     """Is the difference between conditions real? Tests, intervals and a verdict."""
     from wannabet.render import compare as render
-    from wannabet.verdicts import comparison_document, comparison_options
+    from wannabet.verdicts import comparison_documents, comparison_options
 
     store = Store(results, read_only=True)
     options = comparison_options(
@@ -640,18 +662,22 @@ def compare(
         prior_cv=prior_cv,
         prior_mean=prior_mean,
         prior_sd_max=prior_sd_max,
+        txn=txn or (),
+        stat=None if stat is None else stat.value,
     )
-    doc = comparison_document(store, run_ids or (), options)
+    docs = comparison_documents(store, run_ids or (), options)
     if output is Format.json:
-        sys.stdout.write(render.compare_json(doc) + "\n")
+        # One document; one per type, as a JSON array, when several --txn are given.
+        sys.stdout.write(render.compare_json(docs[0] if len(docs) == 1 else docs) + "\n")
     elif output is Format.markdown:
         from wannabet.render.markdown import comparison_markdown
 
-        sys.stdout.write(comparison_markdown(doc))
+        sys.stdout.write("\n".join(comparison_markdown(doc) for doc in docs))
     elif output is Format.csv:
-        sys.stdout.write(render.compare_csv(doc))
+        sys.stdout.write(render.compare_csv(docs[0] if len(docs) == 1 else docs))
     else:
-        console.print(render.compare_table(doc))
+        for doc in docs:
+            console.print(render.compare_table(doc))
 
 
 class ReportFormat(StrEnum):

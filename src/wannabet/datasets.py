@@ -1,4 +1,6 @@
-"""A stored run as analysis input: one :class:`~wannabet.analysis.Observations` per condition.
+"""A stored run as analysis input: one :class:`~wannabet.analysis.Observations` per condition,
+or, for verdicts on one statistic of one transaction type, one
+:class:`~wannabet.analysis.statistic.ConditionSamples` per condition.
 
 The heavy lifting stays in DuckDB (:mod:`wannabet.store.queries`): rows come out already filtered
 and ordered, as numpy columns, so a million transactions never pass through a Python loop.
@@ -9,9 +11,11 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
-from wannabet.analysis import Observations
-from wannabet.errors import AnalysisError
+from wannabet.analysis import Observations, histogram
+from wannabet.analysis.statistic import ConditionSamples, SampleHistograms, stat_quantile
+from wannabet.errors import AnalysisError, SpecError
 from wannabet.store import RunInfo, Store, queries
 
 
@@ -92,6 +96,117 @@ def load_observations(
                 sample=sample[lo:hi],
                 session=None if session is None else session[lo:hi],
                 time_s=None if time_s is None else time_s[lo:hi],
+            )
+        )
+    return out
+
+
+def transaction_type_names(store: Store, run: RunInfo) -> dict[int, str]:
+    """The run's transaction types, id → name, in id order."""
+    with store.read() as con:
+        # Pending in the store (issue #13): SELECT txn_type, name FROM transaction_types.
+        names = queries.transaction_types(con, run.run_id)  # type: ignore[attr-defined]
+    return {int(k): str(v) for k, v in dict(names).items()}
+
+
+def transaction_type_id(store: Store, run: RunInfo, name: str) -> int:
+    """The id of the transaction type ``name`` of ``run``; a one-line error listing the names."""
+    names = transaction_type_names(store, run)
+    for type_id, type_name in names.items():
+        if type_name == name:
+            return type_id
+    known = ", ".join(names.values()) or "none recorded"
+    raise SpecError(
+        f"run {run.run_id} has no transaction type {name!r}; its types: {known}",
+        key="--txn",
+        file="command line",
+    )
+
+
+def _split_histograms(
+    sample_id: NDArray[np.int64], lo: NDArray[np.int64], hi: NDArray[np.int64], n: NDArray[np.int64]
+) -> dict[int, histogram.Histogram]:
+    """Bin rows (any order) as one histogram per sample id."""
+    order = np.lexsort((lo, sample_id))
+    sid, lo, hi, n = sample_id[order], lo[order], hi[order], n[order]
+    starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if sid.size else np.zeros(0, int)
+    ends = np.r_[starts[1:], sid.size]
+    return {
+        int(sid[s]): histogram.Histogram(lo[s:e], hi[s:e], n[s:e])
+        for s, e in zip(starts, ends, strict=True)
+    }
+
+
+def load_condition_samples(
+    store: Store,
+    run: RunInfo,
+    *,
+    stat: str,
+    txn_type: int | None = None,
+    include_warmup: bool = False,
+) -> list[ConditionSamples]:
+    """Per condition, what its samples summarise its transactions (of ``txn_type``) into.
+
+    Reads the per-sample summaries only (moments, and histograms when ``stat`` is a quantile),
+    never the transactions. Every sample of a condition is there, in run order; one without a
+    successful transaction of the type has count 0. ``tps`` counts measured transactions only,
+    over each sample's measured window, whatever ``include_warmup`` says (as the samples' TPS).
+    """
+    run_id = run.run_id
+    conditions = store.conditions(run_id)
+    if not conditions:
+        raise AnalysisError(f"run {run_id} has no conditions to compare")
+    if run.aggregates_only:
+        raise AnalysisError(
+            f"run {run_id} was imported from a file that holds only aggregates, without"
+            " per-sample latency summaries; compare --metric throughput instead"
+        )
+    warm = include_warmup and stat != "tps"
+    layout = sorted(store.samples(run_id), key=lambda s: int(s["position"]))
+    with store.read() as con:
+        # Pending in the store (issue #13): per-sample moments and histogram bins.
+        moments = queries.sample_moments(  # type: ignore[attr-defined]
+            con, run_id, txn_type=txn_type, include_warmup=warm
+        )
+        bins = None
+        if stat_quantile(stat) is not None:
+            bins = queries.sample_bins(  # type: ignore[attr-defined]
+                con, run_id, txn_type=txn_type, include_warmup=warm
+            )
+    m_id = np.asarray(moments.sample_id, dtype=np.int64)
+    row = {int(s): i for i, s in enumerate(m_id)}
+    hists: dict[int, histogram.Histogram] = {}
+    if bins is not None:
+        hists = _split_histograms(
+            np.asarray(bins.sample_id, dtype=np.int64),
+            np.asarray(bins.lo_ns, dtype=np.int64),
+            np.asarray(bins.hi_ns, dtype=np.int64),
+            np.asarray(bins.count, dtype=np.int64),
+        )
+    empty = histogram.merge()
+    out = []
+    for c in conditions:
+        samples = [s for s in layout if int(s["condition_id"]) == c.condition_id]
+        at = [row.get(int(s["sample_id"])) for s in samples]
+
+        def column(name: str, at: list[int | None] = at) -> NDArray[np.float64]:
+            values = np.asarray(getattr(moments, name), dtype=np.float64)
+            return np.array([0.0 if i is None else float(values[i]) for i in at])
+
+        sh = None
+        if bins is not None:
+            sh = SampleHistograms.from_histograms(
+                [hists.get(int(s["sample_id"]), empty) for s in samples]
+            )
+        out.append(
+            ConditionSamples(
+                condition=c.label,
+                position=np.array([int(s["position"]) for s in samples], dtype=np.int64),
+                count=column("count"),
+                sum_ms=column("sum_ms"),
+                sumsq_ms=column("sumsq_ms"),
+                histograms=sh,
+                duration_s=np.array([float(s["duration_s"] or 0.0) for s in samples]),
             )
         )
     return out
