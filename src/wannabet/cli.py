@@ -248,17 +248,19 @@ def _print_summary(
     from wannabet.reports import run_summary
 
     shown = run_summary(store, run_id, include_warmup=include_warmup, unit=unit)
-    info, rows, units = shown.run, shown.rows, shown.units
+    info, rows, units, types = shown.run, shown.rows, shown.units, shown.types
     if output is Format.json:
-        sys.stdout.write(render.summary_json(info, rows, units) + "\n")
+        sys.stdout.write(render.summary_json(info, rows, units, types) + "\n")
     elif output is Format.csv:
-        sys.stdout.write(render.summary_csv(rows))
+        sys.stdout.write(render.summary_csv(rows, types))
     elif output is Format.markdown:
         from wannabet.render.markdown import verdict_markdown
         from wannabet.reports import gather_report
         from wannabet.verdicts import ComparisonOptions
 
         sys.stdout.write(render.summary_markdown(info, rows))
+        if types:
+            sys.stdout.write("\n" + render.types_markdown(types))
         if units:
             sys.stdout.write("\n" + render.unit_of_work_markdown(units))
         # The same verdict table as `compare` and `report --format markdown`.
@@ -269,6 +271,8 @@ def _print_summary(
             sys.stdout.write("\n" + verdict_markdown(doc))
     else:
         console.print(render.summary_table(info, rows))
+        if types:
+            console.print(render.types_table(types))
         if units:
             console.print(render.unit_of_work_table(units))
             for line in render.curve_lines(units):

@@ -8,7 +8,9 @@ and ordered, as numpy columns, so a million transactions never pass through a Py
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,6 +18,7 @@ from numpy.typing import NDArray
 from wannabet.analysis import Observations, histogram
 from wannabet.analysis.statistic import ConditionSamples, SampleHistograms, stat_quantile
 from wannabet.errors import AnalysisError, SpecError
+from wannabet.model import STATUS_NAMES
 from wannabet.store import RunInfo, Store, queries
 
 
@@ -101,11 +104,33 @@ def load_observations(
     return out
 
 
+#: the store's per-sample summary queries (issue #13) this module reads
+_SUMMARY_QUERIES = (
+    "transaction_types",
+    "sample_moments",
+    "sample_bins",
+    "condition_bins",
+    "status_counts",
+)
+
+
+def _query(name: str) -> Callable[..., Any]:
+    """The store's summary query ``name``, looked up when called: the queries land in
+    :mod:`wannabet.store.queries` with the per-sample summary tables (issue #13), and a store
+    without them refuses with one line instead of an AttributeError."""
+    fn = getattr(queries, name, None)
+    if fn is None:
+        raise AnalysisError(
+            f"this results file has no per-sample summaries to read ({name}); per-type and"
+            " per-statistic comparisons need them"
+        )
+    return cast("Callable[..., Any]", fn)
+
+
 def transaction_type_names(store: Store, run: RunInfo) -> dict[int, str]:
     """The run's transaction types, id → name, in id order."""
     with store.read() as con:
-        # Pending in the store (issue #13): SELECT txn_type, name FROM transaction_types.
-        names = queries.transaction_types(con, run.run_id)  # type: ignore[attr-defined]
+        names = _query("transaction_types")(con, run.run_id)
     return {int(k): str(v) for k, v in dict(names).items()}
 
 
@@ -164,15 +189,10 @@ def load_condition_samples(
     warm = include_warmup and stat != "tps"
     layout = sorted(store.samples(run_id), key=lambda s: int(s["position"]))
     with store.read() as con:
-        # Pending in the store (issue #13): per-sample moments and histogram bins.
-        moments = queries.sample_moments(  # type: ignore[attr-defined]
-            con, run_id, txn_type=txn_type, include_warmup=warm
-        )
+        moments = _query("sample_moments")(con, run_id, txn_type=txn_type, include_warmup=warm)
         bins = None
         if stat_quantile(stat) is not None:
-            bins = queries.sample_bins(  # type: ignore[attr-defined]
-                con, run_id, txn_type=txn_type, include_warmup=warm
-            )
+            bins = _query("sample_bins")(con, run_id, txn_type=txn_type, include_warmup=warm)
     m_id = np.asarray(moments.sample_id, dtype=np.int64)
     row = {int(s): i for i, s in enumerate(m_id)}
     hists: dict[int, histogram.Histogram] = {}
@@ -209,4 +229,118 @@ def load_condition_samples(
                 duration_s=np.array([float(s["duration_s"] or 0.0) for s in samples]),
             )
         )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TypeSummary:
+    """One condition's figures for one transaction type (``summary``'s per-type rows, like
+    pgbench ``-r``): measured transactions of any status, failures, TPS (successes over the
+    samples' measured windows), and latency in ms (mean and max from the per-sample moments,
+    quantiles from the condition's merged histogram of the type)."""
+
+    condition: str
+    txn: str
+    transactions: int
+    errors: int
+    errors_by_status: dict[str, int]
+    tps: float | None
+    latency_ms: dict[str, float | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``docs/cli.md``: ``summary``'s ``types``)."""
+        return {
+            "condition": self.condition,
+            "txn": self.txn,
+            "transactions": self.transactions,
+            "errors": self.errors,
+            "errors_by_status": dict(self.errors_by_status),
+            "tps": self.tps,
+            "latency_ms": dict(self.latency_ms),
+        }
+
+
+def _status_name(status: Any) -> str:
+    if isinstance(status, str):
+        return status
+    code = int(status)
+    return STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else str(code)
+
+
+def load_type_summaries(
+    store: Store, run: RunInfo, *, include_warmup: bool = False
+) -> list[TypeSummary]:
+    """Per condition and transaction type, the figures of ``summary``'s per-type rows; empty
+    when the run has fewer than two transaction types (the all-types rows say it all)."""
+    if not all(hasattr(queries, n) for n in _SUMMARY_QUERIES):
+        return []  # a store without per-sample summaries yet: the all-types rows only
+    names = transaction_type_names(store, run)
+    if len(names) < 2:
+        return []
+    run_id = run.run_id
+    conditions = store.conditions(run_id)
+    windows: dict[int, float] = {}
+    for s in store.samples(run_id):
+        cid = int(s["condition_id"])
+        windows[cid] = windows.get(cid, 0.0) + float(s["duration_s"] or 0.0)
+    with store.read() as con:
+        statuses = _query("status_counts")(con, run_id, include_warmup=include_warmup)
+        moments_of, bins_of = _query("sample_moments"), _query("condition_bins")
+        per_type = {
+            t: (
+                moments_of(con, run_id, txn_type=t, include_warmup=include_warmup),
+                bins_of(con, run_id, txn_type=t, include_warmup=include_warmup),
+                # TPS counts measured transactions only, as the samples' TPS does.
+                moments_of(con, run_id, txn_type=t, include_warmup=False),
+            )
+            for t in names
+        }
+    s_cond = np.asarray(statuses.condition_id, dtype=np.int64)
+    s_type = np.asarray(statuses.txn_type, dtype=np.int64)
+    s_count = np.asarray(statuses.count, dtype=np.int64)
+    s_name = [_status_name(v) for v in np.asarray(statuses.status).tolist()]
+    out = []
+    for c in conditions:
+        for t, tname in names.items():
+            moments, bins, measured = per_type[t]
+            here = (s_cond == c.condition_id) & (s_type == t)
+            by_status: dict[str, int] = {}
+            for i in np.flatnonzero(here):
+                if s_name[i] != "ok":
+                    by_status[s_name[i]] = by_status.get(s_name[i], 0) + int(s_count[i])
+            m = np.asarray(moments.condition_id, dtype=np.int64) == c.condition_id
+            n_ok = float(np.asarray(moments.count, dtype=np.float64)[m].sum())
+            ok_measured = float(
+                np.asarray(measured.count, dtype=np.float64)[
+                    np.asarray(measured.condition_id, dtype=np.int64) == c.condition_id
+                ].sum()
+            )
+            b = np.asarray(bins.condition_id, dtype=np.int64) == c.condition_id
+            latency: dict[str, float | None] = dict.fromkeys(("mean", "p50", "p95", "p99", "max"))
+            if n_ok > 0:
+                h = histogram.Histogram(
+                    np.asarray(bins.lo_ns, dtype=np.int64)[b],
+                    np.asarray(bins.hi_ns, dtype=np.int64)[b],
+                    np.asarray(bins.count, dtype=np.int64)[b],
+                )
+                p50, p95, p99 = (histogram.quantiles(h, [0.5, 0.95, 0.99]) / 1e6).tolist()
+                latency = {
+                    "mean": float(np.asarray(moments.sum_ms, dtype=np.float64)[m].sum()) / n_ok,
+                    "p50": p50,
+                    "p95": p95,
+                    "p99": p99,
+                    "max": float(np.asarray(moments.max_ns, dtype=np.float64)[m].max()) / 1e6,
+                }
+            window = windows.get(c.condition_id, 0.0)
+            out.append(
+                TypeSummary(
+                    condition=c.label,
+                    txn=tname,
+                    transactions=int(s_count[here].sum()),
+                    errors=sum(by_status.values()),
+                    errors_by_status=by_status,
+                    tps=ok_measured / window if window > 0 else None,
+                    latency_ms=latency,
+                )
+            )
     return out

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from wannabet.analysis.bayes import BayesAnalysis
 from wannabet.analysis.diagnostics import environment_differences
+from wannabet.datasets import TypeSummary, load_type_summaries
 from wannabet.documents import ComparisonDocument
 from wannabet.errors import AnalysisError
 from wannabet.render.report.data import ReportData, load_report_data
@@ -284,6 +285,8 @@ class RunSummary:
     run: RunInfo
     rows: list[ConditionSummary]
     units: list[UnitOfWorkResult]
+    #: per condition and transaction type (pgbench ``-r``); empty with fewer than two types
+    types: list[TypeSummary] = field(default_factory=list)
 
 
 def run_summary(
@@ -296,4 +299,9 @@ def run_summary(
     info = store.run(run_id)
     rows = store.condition_summaries(info.run_id, include_warmup=include_warmup)
     units = unit_of_work_for_run(store, info.run_id, unit)
-    return RunSummary(info, rows, units)
+    types = (
+        []
+        if info.aggregates_only
+        else load_type_summaries(store, info, include_warmup=include_warmup)
+    )
+    return RunSummary(info, rows, units, types)
