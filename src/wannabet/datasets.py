@@ -344,3 +344,32 @@ def load_type_summaries(
                 )
             )
     return out
+
+
+def load_type_histograms(
+    store: Store, run: RunInfo, *, include_warmup: bool = False
+) -> dict[str, dict[str, histogram.Histogram]]:
+    """Per condition label, the latency histogram of each transaction type (merged over the
+    condition's samples); empty when the run has fewer than two types or the store has no
+    per-sample summaries."""
+    if not all(hasattr(queries, n) for n in ("transaction_types", "condition_bins")):
+        return {}
+    names = transaction_type_names(store, run)
+    if len(names) < 2:
+        return {}
+    labels = {c.condition_id: c.label for c in store.conditions(run.run_id)}
+    out: dict[str, dict[str, histogram.Histogram]] = {label: {} for label in labels.values()}
+    with store.read() as con:
+        for t, tname in names.items():
+            bins = _query("condition_bins")(
+                con, run.run_id, txn_type=t, include_warmup=include_warmup
+            )
+            cid = np.asarray(bins.condition_id, dtype=np.int64)
+            for c, label in labels.items():
+                m = cid == c
+                out[label][tname] = histogram.Histogram(
+                    np.asarray(bins.lo_ns, dtype=np.int64)[m],
+                    np.asarray(bins.hi_ns, dtype=np.int64)[m],
+                    np.asarray(bins.count, dtype=np.int64)[m],
+                )
+    return out

@@ -14,8 +14,14 @@ from typing import Any, Literal, cast
 
 from wannabet.analysis import Comparison, compare
 from wannabet.analysis.bayes import BayesOptions, bayes_analysis, require_extra
+from wannabet.analysis.mix import explain_bimodality, mix_modality
 from wannabet.analysis.statistic import STATS, compare_statistic, sample_values
-from wannabet.datasets import load_condition_samples, load_observations, transaction_type_id
+from wannabet.datasets import (
+    load_condition_samples,
+    load_observations,
+    load_type_histograms,
+    transaction_type_id,
+)
 from wannabet.documents import ComparisonDocument, RunDocument
 from wannabet.errors import AnalysisError, SpecError
 from wannabet.spec import parse_bayes_settings
@@ -382,6 +388,8 @@ def analyze_runs(
     )
     if excluded:
         result = dataclasses.replace(result, excluded=tuple(excluded))
+    if metric == "latency":
+        result = _explain_modes_by_types(store, runs, result, include_warmup, seed)
     if bayes is not None:
         suff = []
         for info in runs:
@@ -399,6 +407,37 @@ def analyze_runs(
         )
         result = dataclasses.replace(result, bayes=analysis)
     return result, runs
+
+
+def _explain_modes_by_types(
+    store: Store,
+    runs: Sequence[RunInfo],
+    result: Comparison,
+    include_warmup: bool,
+    seed: int,
+) -> Comparison:
+    """Tell a multimodal mix of transaction types from a multimodal type (issue #13): each
+    type is tested on its own, and a ``bimodal`` warning whose modes are just the types becomes
+    a ``bimodal-mix`` note (:func:`wannabet.analysis.mix.explain_bimodality`)."""
+    if not any(d.code == "bimodal" for c in result.conditions for d in c.diagnostics):
+        return result
+    several = len(runs) > 1
+    per_type: dict[str, Any] = {}
+    for info in runs:
+        for label, hists in load_type_histograms(
+            store, info, include_warmup=include_warmup
+        ).items():
+            per_type[f"{info.run_id}:{label}" if several else label] = hists
+    if not per_type:
+        return result
+    conditions = []
+    for c in result.conditions:
+        hists = per_type.get(c.condition)
+        if hists and any(d.code == "bimodal" for d in c.diagnostics):
+            mix = mix_modality(c.condition, hists, seed=seed)
+            c = explain_bimodality(c, mix)
+        conditions.append(c)
+    return dataclasses.replace(result, conditions=tuple(conditions))
 
 
 def bayes_options(

@@ -191,3 +191,13 @@ def test_too_few_samples_is_inconclusive_at_the_transaction_level():
     pair = compare_statistic([ca, cb], stat="p99", level="transaction").comparisons[0]
     assert pair.verdict == "inconclusive" and "too few samples" in pair.note
     assert math.isfinite(pair.delta.estimate)
+
+
+def test_a_condition_without_any_transaction_of_the_type_has_no_quantile():
+    empty = np.zeros(0, dtype=np.int64)
+    c = condition("a", [empty, empty])
+    assert np.isnan(c.histograms.quantiles_ms(0.99)).all()
+    assert sample_values(c, "p99")[1].size == 0
+    assert pooled_value(c, "p99") is None and pooled_value(c, "mean") is None
+    with pytest.raises(AnalysisError, match="no sample with a p99"):
+        compare_statistic([c, c], stat="p99")

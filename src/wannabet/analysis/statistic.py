@@ -165,6 +165,8 @@ def _quantiles_of_rows(
     counts: NDArray[np.float64], mids: NDArray[np.float64], q: float
 ) -> NDArray[np.float64]:
     n = counts.sum(axis=1)
+    if counts.shape[1] == 0:  # no transaction in any row
+        return np.full(counts.shape[0], np.nan)
     cum = np.cumsum(counts, axis=1)
     # NumPy's inverted_cdf: the order statistic of 0-based index ceil(n q - 1), clipped.
     index = np.clip(np.ceil(n * q - 1), 0, np.maximum(n - 1, 0))
@@ -345,7 +347,7 @@ def cluster_bootstrap_quantile_change(
         # Every resample gives the same quantiles: no sampling variation to test against.
         p = 1.0 if log_est == 0 else 0.0
         iv = _contain(est, est, est, level, "percentile cluster bootstrap (no variation)")
-        return iv, TestResult(name, None if se == 0 else log_est / se, p, None)
+        return iv, TestResult(name, None, p, None)
     t = log_est / se
     dfv = df if df is not None else float(a.k + b.k - 2)
     p = float(2 * stats.t.sf(abs(t), dfv))
@@ -483,13 +485,15 @@ def compare_statistic(
     others = [g.condition for g in groups if g.condition != base]
     tested: dict[str, tuple[Interval | None, TestResult]] = {}
     for name in others:
-        rng = _seed_for(seed, base, name, stat)
         a, b = by_name[base], by_name[name]
         if q is None:
+            # The stream of compare(level="transaction"), so the mean is judged identically.
+            rng = _seed_for(seed, base, name)
             tested[name] = cluster_bootstrap_mean_change(
                 a, b, rng=rng, n_boot=n_boot, level=1 - alpha
             )
         else:
+            rng = _seed_for(seed, base, name, stat)
             ha, hb = a.histograms, b.histograms
             assert ha is not None and hb is not None  # sample_values checked
             tested[name] = cluster_bootstrap_quantile_change(
