@@ -299,7 +299,7 @@ def install_summary_queries(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.setattr(queries, name, standin, raising=False)
 
 
-def mixed_run(path: Path, *, samples: int = 12, seed: int = 3) -> Store:
+def mixed_run(path: Path, *, samples: int = 12, seed: int = 3, slow_share: float = 0.04) -> Store:
     """A run of a mixed workload: ``lookup`` unchanged, ``update``'s slow tail 1.8x slower in
     ``after`` (its p99 worse, its median not), as in the fillfactor experiment of #13."""
     from wannabet.store import ConditionRow, SampleRow
@@ -318,7 +318,7 @@ def mixed_run(path: Path, *, samples: int = 12, seed: int = 3) -> Store:
         n = 2000
         txn = rng.integers(0, 2, n).astype(np.int16)
         effect = rng.normal(0, 0.03)
-        slow = rng.random(n) < 0.04
+        slow = rng.random(n) < slow_share
         tail = 1.8 if cond == 1 else 1.0
         base = np.where(txn == 0, 0.2, 1.0)  # ms: lookups fast, updates slow
         ms = (
@@ -389,3 +389,18 @@ def test_an_unknown_type_or_statistic_is_one_line_naming_the_choices(tmp_path: P
         comparison_options(store, stat="p50")
     with pytest.raises(SpecError, match="drop --bayes"):
         comparison_options(store, stat="p99", bayes=True)
+
+
+@pytest.mark.usefixtures("summary_queries")
+def test_modes_that_are_the_transaction_types_are_named_not_warned_about(tmp_path: Path) -> None:
+    store = mixed_run(tmp_path, samples=10, slow_share=0.0)
+    doc = compare_runs(store)
+    codes = [d["code"] for c in doc["conditions"] for d in c["diagnostics"]]
+    assert "bimodal" not in codes
+    notes = [
+        d["message"]
+        for c in doc["conditions"]
+        for d in c["diagnostics"]
+        if d["code"] == "bimodal-mix"
+    ]
+    assert len(notes) == 2 and all("lookup near 0.2" in m and "update near 1" in m for m in notes)

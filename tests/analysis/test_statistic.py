@@ -201,3 +201,32 @@ def test_a_condition_without_any_transaction_of_the_type_has_no_quantile():
     assert pooled_value(c, "p99") is None and pooled_value(c, "mean") is None
     with pytest.raises(AnalysisError, match="no sample with a p99"):
         compare_statistic([c, c], stat="p99")
+
+
+def test_one_value_per_sample_judges_as_the_raw_sample_level_does(two):
+    # The per-sample values enter compare as one observation per sample; the raw transactions
+    # enter with their sample index and compare takes each sample's mean itself. The pairwise
+    # judgement must be the same.
+    a, b = two
+    got = compare_statistic([condition("a", a), condition("b", b)], stat="mean", seed=2)
+    raw = [
+        Observations(
+            name, np.concatenate(s) / 1e6, np.repeat(np.arange(len(s)), [x.size for x in s])
+        )
+        for name, s in (("a", a), ("b", b))
+    ]
+    ref = compare(raw, seed=2)
+    g, r = got.comparisons[0], ref.comparisons[0]
+    assert (g.test.test, g.verdict) == (r.test.test, r.verdict)
+    assert g.test.p_value == pytest.approx(r.test.p_value, rel=1e-9)
+    for gi, ri in (
+        (g.delta, r.delta),
+        (g.median_delta, r.median_delta),
+        (g.hodges_lehmann, r.hodges_lehmann),
+    ):
+        assert (gi.estimate, gi.low, gi.high) == pytest.approx(
+            (ri.estimate, ri.low, ri.high), rel=1e-9
+        )
+    assert g.cliffs_delta == r.cliffs_delta
+    assert got.conditions[0].mean == pytest.approx(ref.conditions[0].mean, rel=1e-12)
+    assert got.conditions[0].clt.mean_ci95.low == pytest.approx(ref.conditions[0].clt.mean_ci95.low)

@@ -79,7 +79,7 @@ def summary_json(
     return json.dumps(summary_dict(run, rows, units, types), indent=2, allow_nan=False)
 
 
-_TYPE_HEADER = ("condition", "txn", "transactions", "errors", "TPS")
+_TYPE_HEADER: tuple[str, ...] = ("condition", "txn", "transactions", "errors", "TPS")
 _TYPE_HEADER += ("mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms")
 
 
