@@ -556,7 +556,9 @@ def test_a_run_with_several_types_shows_each_types_p99_verdict(
     report = build_report(store, [], ComparisonOptions())
     table = report.html.split('id="per-type-table"')[1].split("</table>")[0]
     rows = re.findall(
-        r"<tr><td>(\w+)</td><td>after</td><td>before</td>.*?<td class=\"(\S+)\">", table
+        r"<tr><td>(\w+)</td><td>after</td><td>before</td>.*?"
+        r"<td class=\"(faster|slower|no-difference|inconclusive)\">",
+        table,
     )
     assert dict(rows)["update"] == "slower"
     assert dict(rows)["lookup"] != "slower"
