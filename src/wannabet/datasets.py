@@ -157,9 +157,14 @@ def _split_histograms(
     starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if sid.size else np.zeros(0, int)
     ends = np.r_[starts[1:], sid.size]
     return {
-        int(sid[s]): histogram.Histogram(lo[s:e], hi[s:e], n[s:e])
+        int(sid[s]): histogram.Histogram(_u64(lo[s:e]), _u64(hi[s:e]), _u64(n[s:e]))
         for s, e in zip(starts, ends, strict=True)
     }
+
+
+def _u64(column: Any) -> NDArray[np.uint64]:
+    """A bin column of the store (BIGINT, never negative) as the histogram's uint64."""
+    return np.asarray(column).astype(np.uint64)
 
 
 def load_condition_samples(
@@ -319,9 +324,9 @@ def load_type_summaries(
             latency: dict[str, float | None] = dict.fromkeys(("mean", "p50", "p95", "p99", "max"))
             if n_ok > 0:
                 h = histogram.Histogram(
-                    np.asarray(bins.lo_ns, dtype=np.int64)[b],
-                    np.asarray(bins.hi_ns, dtype=np.int64)[b],
-                    np.asarray(bins.count, dtype=np.int64)[b],
+                    _u64(np.asarray(bins.lo_ns)[b]),
+                    _u64(np.asarray(bins.hi_ns)[b]),
+                    _u64(np.asarray(bins.count)[b]),
                 )
                 p50, p95, p99 = (histogram.quantiles(h, [0.5, 0.95, 0.99]) / 1e6).tolist()
                 latency = {
@@ -368,8 +373,8 @@ def load_type_histograms(
             for c, label in labels.items():
                 m = cid == c
                 out[label][tname] = histogram.Histogram(
-                    np.asarray(bins.lo_ns, dtype=np.int64)[m],
-                    np.asarray(bins.hi_ns, dtype=np.int64)[m],
-                    np.asarray(bins.count, dtype=np.int64)[m],
+                    _u64(np.asarray(bins.lo_ns)[m]),
+                    _u64(np.asarray(bins.hi_ns)[m]),
+                    _u64(np.asarray(bins.count)[m]),
                 )
     return out

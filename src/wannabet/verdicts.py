@@ -432,9 +432,9 @@ def _explain_modes_by_types(
         return result
     conditions = []
     for c in result.conditions:
-        hists = per_type.get(c.condition)
-        if hists and any(d.code == "bimodal" for d in c.diagnostics):
-            mix = mix_modality(c.condition, hists, seed=seed)
+        of_condition = per_type.get(c.condition)
+        if of_condition and any(d.code == "bimodal" for d in c.diagnostics):
+            mix = mix_modality(c.condition, of_condition, seed=seed)
             c = explain_bimodality(c, mix)
         conditions.append(c)
     return dataclasses.replace(result, conditions=tuple(conditions))

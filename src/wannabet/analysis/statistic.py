@@ -475,8 +475,8 @@ def compare_statistic(
         unit=unit,
         environments=environments,
     )
-    values = {g.condition: pooled_value(g, stat) for g in groups}
-    result = dataclasses.replace(result, stat=stat, stat_values=values)
+    pooled = {g.condition: pooled_value(g, stat) for g in groups}
+    result = dataclasses.replace(result, stat=stat, stat_values=pooled)
     if level == "sample" or stat == "tps":
         return result
     by_name = {g.condition: g for g in groups}
