@@ -407,3 +407,22 @@ def test_modes_that_are_the_transaction_types_are_named_not_warned_about(tmp_pat
     assert len(notes) == 2 and all(
         re.search(r"lookup near 0\.[12]\d* ms, update near (0\.9|1\.0)", m) for m in notes
     )
+
+
+@pytest.mark.usefixtures("summary_queries")
+def test_per_type_tps_adds_up_and_the_mean_keeps_its_transaction_level_test(
+    tmp_path: Path,
+) -> None:
+    store = mixed_run(tmp_path, samples=6)
+    docs = comparison_documents(store, [], ComparisonOptions(txn=("lookup", "update"), stat="tps"))
+    whole = comparison_documents(store, [], ComparisonOptions(stat="tps"))[0]
+    for i, c in enumerate(whole["conditions"]):
+        parts = sum(d["conditions"][i]["stat_value"] for d in docs)
+        assert parts == pytest.approx(c["stat_value"], rel=1e-12)
+    assert whole["metric"] == "throughput" and whole["unit"] == "tps"
+    (mean,) = comparison_documents(
+        store, [], ComparisonOptions(level="transaction", txn=("update",), stat="mean")
+    )
+    assert mean["level"] == "transaction"
+    assert mean["comparisons"][0]["test"] == "cluster welch-t"
+    assert mean["comparisons"][0]["ci_pct"][0] is not None
