@@ -106,7 +106,7 @@ def load_observations(
 
 #: the store's per-sample summary queries (issue #13) this module reads
 _SUMMARY_QUERIES = (
-    "transaction_types",
+    "transaction_type_names",
     "sample_moments",
     "sample_bins",
     "condition_bins",
@@ -130,7 +130,7 @@ def _query(name: str) -> Callable[..., Any]:
 def transaction_type_names(store: Store, run: RunInfo) -> dict[int, str]:
     """The run's transaction types, id → name, in id order."""
     with store.read() as con:
-        names = _query("transaction_types")(con, run.run_id)
+        names = _query("transaction_type_names")(con, run.run_id)
     return {int(k): str(v) for k, v in dict(names).items()}
 
 
@@ -357,7 +357,7 @@ def load_type_histograms(
     """Per condition label, the latency histogram of each transaction type (merged over the
     condition's samples); empty when the run has fewer than two types or the store has no
     per-sample summaries."""
-    if not all(hasattr(queries, n) for n in ("transaction_types", "condition_bins")):
+    if not all(hasattr(queries, n) for n in ("transaction_type_names", "condition_bins")):
         return {}
     names = transaction_type_names(store, run)
     if len(names) < 2:
