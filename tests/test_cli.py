@@ -452,3 +452,94 @@ def test_sql_the_database_refuses_is_named_by_its_line(tmp_path: Path) -> None:
     error = proc.stderr.strip().splitlines()[-1]
     assert error.startswith(f"error: {spec}:{line}: the database refused statement 1"), error
     assert "SETT" in error and "fix the SQL" in error
+
+
+# -- compare --txn/--stat and summary's per-type rows (issue #13), in process so the store's
+# summary queries can be the stand-ins of tests/test_verdicts.py until they are merged ---------
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from test_verdicts import install_summary_queries, mixed_run
+
+    install_summary_queries(monkeypatch)
+    return mixed_run(tmp_path).path
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from wannabet.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_compare_txn_stat_json_and_csv(mixed: Path) -> None:
+    code, out, _ = _cli(
+        "compare", "-r", str(mixed), "--txn", "update", "--stat", "p99", "-f", "json"
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert (doc["txn"], doc["stat"]) == ("update", "p99")
+    assert doc["comparisons"][0]["verdict"] == "slower"
+    assert doc["conditions"][1]["stat_value"] > doc["conditions"][0]["stat_value"]
+    code, out, _ = _cli(
+        "compare",
+        "-r",
+        str(mixed),
+        "--txn",
+        "update",
+        "--txn",
+        "lookup",
+        "--stat",
+        "p99",
+        "--level",
+        "transaction",
+        "-f",
+        "csv",
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].endswith(",txn,stat,stat_value")
+    assert [line.split(",")[-3] for line in lines[1:]] == ["update"] * 2 + ["lookup"] * 2
+    code, out, _ = _cli(
+        "compare", "-r", str(mixed), "--txn", "update", "--txn", "lookup", "-f", "json"
+    )
+    assert [d["txn"] for d in json.loads(out)] == ["update", "lookup"]
+
+
+def test_compare_txn_stat_table_and_markdown_name_them(mixed: Path) -> None:
+    code, out, _ = _cli("compare", "-r", str(mixed), "--txn", "update", "--stat", "p99.9")
+    assert code == 0 and "p99.9 of type update" in out and "Δ p99.9" in out
+    code, out, _ = _cli("compare", "-r", str(mixed), "--stat", "median", "-f", "markdown")
+    assert code == 0 and "median of all transaction types" in out and "| Δ median" in out
+
+
+def test_compare_unknown_txn_is_one_line(mixed: Path) -> None:
+    code, _, err = _cli("compare", "-r", str(mixed), "--txn", "insert")
+    assert code != 0
+    assert "no transaction type 'insert'; its types: lookup, update" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_summary_shows_per_type_rows(mixed: Path) -> None:
+    code, out, _ = _cli("summary", "-r", str(mixed), "-f", "json")
+    assert code == 0
+    doc = json.loads(out)
+    rows = {(t["condition"], t["txn"]): t for t in doc["types"]}
+    assert sorted(rows) == [(c, t) for c in ("after", "before") for t in ("lookup", "update")]
+    for c in doc["conditions"]:
+        mine = [t for t in doc["types"] if t["condition"] == c["condition"]]
+        assert sum(t["transactions"] for t in mine) == c["transactions"]
+        assert sum(t["tps"] for t in mine) == pytest.approx(c["tps"])
+    after, before = rows["after", "update"], rows["before", "update"]
+    assert after["latency_ms"]["p99"] > 1.4 * before["latency_ms"]["p99"]
+    assert rows["after", "lookup"]["latency_ms"]["p50"] < after["latency_ms"]["p50"] / 3
+    code, out, _ = _cli("summary", "-r", str(mixed))
+    assert code == 0 and "Per transaction type" in out
+    code, out, _ = _cli("summary", "-r", str(mixed), "-f", "csv")
+    lines = out.splitlines()
+    assert lines[0].endswith(",txn") and len(lines) == 1 + 2 + 4
+    code, out, _ = _cli("summary", "-r", str(mixed), "-f", "markdown")
+    assert code == 0 and "**Per transaction type**" in out

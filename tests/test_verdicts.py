@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import types
 import typing
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from wannabet.analysis import histogram
 from wannabet.analysis.bayes import BayesOptions
 from wannabet.backends import parse_target
 from wannabet.documents import ComparisonDocument
@@ -19,7 +22,13 @@ from wannabet.errors import SpecError
 from wannabet.runner import run_experiment
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
-from wannabet.verdicts import compare_runs, flatten_environment
+from wannabet.verdicts import (
+    ComparisonOptions,
+    compare_runs,
+    comparison_documents,
+    comparison_options,
+    flatten_environment,
+)
 
 SPEC = textwrap.dedent(
     """\
@@ -182,3 +191,239 @@ def test_the_document_has_exactly_the_typed_keys(tmp_path: Path, bayes: bool) ->
         doc = compare_runs(store, runs, bayes=options)
         assert ("bayes" in doc) is bayes
         _conforms(doc, ComparisonDocument, "doc")
+
+
+# -- per-type, per-statistic verdicts (compare --txn/--stat, issue #13) ------------------------
+#
+# Stand-ins for the store's per-sample summary queries (wannabet.store.queries.sample_moments,
+# sample_bins, condition_bins, status_counts, transaction_type_names), computed from the
+# transactions table; used only while the store lacks them (install_summary_queries checks), so
+# once merged the tests run against the real ones, which must give the same figures.
+
+_LAT_NS = "greatest(t.end_ns - t.intended_start_ns, 0)"
+
+
+def _where(include_warmup: bool, txn_type: int | None) -> str:
+    return ("" if include_warmup else " AND NOT t.warmup") + (
+        "" if txn_type is None else f" AND t.txn_type = {int(txn_type)}"
+    )
+
+
+def _sample_moments(con, run_id, *, txn_type=None, include_warmup=False):
+    rows = con.execute(
+        f"""SELECT t.sample_id, s.condition_id, s.position, count(*) AS count,
+                   sum({_LAT_NS} / 1e6) AS sum_ms, sum(({_LAT_NS} / 1e6) ^ 2) AS sumsq_ms,
+                   sum(ln({_LAT_NS} / 1e6)) AS sumlog_ms,
+                   sum(ln({_LAT_NS} / 1e6) ^ 2) AS sumlog2_ms,
+                   min({_LAT_NS}) AS min_ns, max({_LAT_NS}) AS max_ns
+            FROM transactions t JOIN samples s USING (run_id, sample_id)
+            WHERE t.run_id = ? AND t.status = 'ok' {_where(include_warmup, txn_type)}
+            GROUP BY ALL ORDER BY t.sample_id""",
+        [run_id],
+    ).fetchnumpy()
+    return types.SimpleNamespace(**{k: np.asarray(v) for k, v in rows.items()})
+
+
+def _sample_bins(con, run_id, *, txn_type=None, include_warmup=False):
+    rows = con.execute(
+        f"""SELECT t.sample_id, {_LAT_NS} AS ns FROM transactions t
+            WHERE t.run_id = ? AND t.status = 'ok' {_where(include_warmup, txn_type)}""",
+        [run_id],
+    ).fetchnumpy()
+    sid, ns = np.asarray(rows["sample_id"]), np.asarray(rows["ns"], dtype=np.int64)
+    cols: dict[str, list[np.ndarray]] = {"sample_id": [], "lo_ns": [], "hi_ns": [], "count": []}
+    for s in np.unique(sid):
+        h = histogram.from_values(ns[sid == s])
+        cols["sample_id"].append(np.full(len(h), s))
+        cols["lo_ns"].append(h.lo_ns.astype(np.int64))
+        cols["hi_ns"].append(h.hi_ns.astype(np.int64))
+        cols["count"].append(h.count.astype(np.int64))
+    return types.SimpleNamespace(
+        **{k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
+    )
+
+
+def _condition_bins(con, run_id, *, txn_type=None, include_warmup=False):
+    rows = con.execute(
+        f"""SELECT s.condition_id, {_LAT_NS} AS ns
+            FROM transactions t JOIN samples s USING (run_id, sample_id)
+            WHERE t.run_id = ? AND t.status = 'ok' {_where(include_warmup, txn_type)}""",
+        [run_id],
+    ).fetchnumpy()
+    cid, ns = np.asarray(rows["condition_id"]), np.asarray(rows["ns"], dtype=np.int64)
+    cols: dict[str, list[np.ndarray]] = {"condition_id": [], "lo_ns": [], "hi_ns": [], "count": []}
+    for c in np.unique(cid):
+        h = histogram.from_values(ns[cid == c])
+        cols["condition_id"].append(np.full(len(h), c))
+        cols["lo_ns"].append(h.lo_ns.astype(np.int64))
+        cols["hi_ns"].append(h.hi_ns.astype(np.int64))
+        cols["count"].append(h.count.astype(np.int64))
+    return types.SimpleNamespace(
+        **{k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
+    )
+
+
+def _status_counts(con, run_id, *, include_warmup=False):
+    rows = con.execute(
+        f"""SELECT s.condition_id, t.txn_type, t.status, count(*) AS count
+            FROM transactions t JOIN samples s USING (run_id, sample_id)
+            WHERE t.run_id = ? {_where(include_warmup, None)}
+            GROUP BY ALL ORDER BY ALL""",
+        [run_id],
+    ).fetchnumpy()
+    return types.SimpleNamespace(**{k: np.asarray(v) for k, v in rows.items()})
+
+
+def _transaction_types(con, run_id):
+    rows = con.execute(
+        "SELECT txn_type, name FROM transaction_types WHERE run_id = ? ORDER BY txn_type", [run_id]
+    ).fetchall()
+    return {int(t): str(n) for t, n in rows}
+
+
+@pytest.fixture
+def summary_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    install_summary_queries(monkeypatch)
+
+
+def install_summary_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's summary queries, or the stand-ins while they are not merged."""
+    from wannabet.store import queries
+
+    for name, standin in (
+        ("sample_moments", _sample_moments),
+        ("sample_bins", _sample_bins),
+        ("transaction_type_names", _transaction_types),
+        ("condition_bins", _condition_bins),
+        ("status_counts", _status_counts),
+    ):
+        if not hasattr(queries, name):
+            monkeypatch.setattr(queries, name, standin, raising=False)
+
+
+def mixed_run(path: Path, *, samples: int = 12, seed: int = 3, slow_share: float = 0.04) -> Store:
+    """A run of a mixed workload: ``lookup`` unchanged, ``update``'s slow tail 1.8x slower in
+    ``after`` (its p99 worse, its median not), as in the fillfactor experiment of #13."""
+    from wannabet.store import ConditionRow, SampleRow
+
+    store = Store(path / "mixed.duckdb")
+    run_id = store.create_run(
+        name="mixed",
+        kind="run",
+        conditions=[ConditionRow(0, "before", {}), ConditionRow(1, "after", {})],
+        transaction_types=[("lookup", 1, "SELECT 1;"), ("update", 1, "UPDATE t SET x = 1;")],
+    )
+    rng = np.random.default_rng(seed)
+    t0 = 1_000_000_000_000
+    for position in range(2 * samples):
+        cond = position % 2
+        n = 2000
+        txn = rng.integers(0, 2, n).astype(np.int16)
+        effect = rng.normal(0, 0.03)
+        slow = rng.random(n) < slow_share
+        tail = 1.8 if cond == 1 else 1.0
+        base = np.where(txn == 0, 0.2, 1.0)  # ms: lookups fast, updates slow
+        ms = (
+            base
+            * np.exp(effect + 0.3 * rng.standard_normal(n))
+            * np.where(slow, 5 * np.where(txn == 1, tail, 1.0), 1.0)
+        )
+        lat = np.round(ms * 1e6).astype(np.int64)
+        start = t0 + np.sort(rng.integers(0, 2_000_000_000, n))
+        sample = SampleRow(position, cond, position, position, t0, t0, t0 + 2_000_000_000, 0.0)
+        store.add_sample(
+            run_id,
+            sample,
+            {
+                "session": np.arange(n) % 2,
+                "txn_type": txn,
+                "intended_start_ns": start,
+                "start_ns": start,
+                "end_ns": start + lat,
+                "status": np.zeros(n, np.int8),
+                "error_code": np.full(n, -1, np.int32),
+                "retries": np.zeros(n, np.int32),
+            },
+        )
+        t0 += 3_000_000_000
+    store.finish_run(run_id, "complete")
+    return store
+
+
+@pytest.mark.usefixtures("summary_queries")
+@pytest.mark.parametrize("level", ["sample", "transaction"])
+def test_a_worse_update_p99_is_found_per_type(tmp_path: Path, level: str) -> None:
+    store = mixed_run(tmp_path)
+    options = ComparisonOptions(level=level, txn=("update", "lookup"), stat="p99")
+    update, lookup = comparison_documents(store, [], options)
+    assert (update["txn"], update["stat"], lookup["txn"]) == ("update", "p99", "lookup")
+    assert update["comparisons"][0]["verdict"] == "slower"
+    assert update["comparisons"][0]["delta_pct"] > 20
+    assert lookup["comparisons"][0]["verdict"] != "slower"
+    # The median of updates hardly moves: the slow tail is 4% of them.
+    median = comparison_documents(
+        store, [], ComparisonOptions(level=level, txn=("update",), stat="median")
+    )[0]
+    assert median["comparisons"][0]["verdict"] != "slower"
+    for doc in (update, lookup, median):
+        _conforms(doc, ComparisonDocument, "doc")
+
+
+@pytest.mark.usefixtures("summary_queries")
+def test_the_default_comparison_is_unchanged_by_the_new_options(tmp_path: Path) -> None:
+    store = mixed_run(tmp_path, samples=6)
+    (doc,) = comparison_documents(store, [], ComparisonOptions())
+    assert doc == compare_runs(store)
+    assert "stat" not in doc and "txn" not in doc
+    by_stat = comparison_documents(store, [], ComparisonOptions(stat="mean"))[0]
+    assert by_stat["stat"] == "mean" and by_stat["txn"] is None
+    # The sample-level mean of all types is the same judgement either way.
+    assert by_stat["comparisons"][0]["p_value"] == pytest.approx(doc["comparisons"][0]["p_value"])
+    assert by_stat["comparisons"][0]["verdict"] == doc["comparisons"][0]["verdict"]
+
+
+@pytest.mark.usefixtures("summary_queries")
+def test_an_unknown_type_or_statistic_is_one_line_naming_the_choices(tmp_path: Path) -> None:
+    store = mixed_run(tmp_path, samples=3)
+    with pytest.raises(SpecError, match="no transaction type 'insert'; its types: lookup, update"):
+        comparison_documents(store, [], ComparisonOptions(txn=("insert",)))
+    with pytest.raises(SpecError, match=r"use one of mean, median, p90, p95, p99, p99\.9, tps"):
+        comparison_options(store, stat="p50")
+    with pytest.raises(SpecError, match="drop --bayes"):
+        comparison_options(store, stat="p99", bayes=True)
+
+
+@pytest.mark.usefixtures("summary_queries")
+def test_modes_that_are_the_transaction_types_are_named_not_warned_about(tmp_path: Path) -> None:
+    store = mixed_run(tmp_path, samples=10, slow_share=0.0)
+    doc = compare_runs(store)
+    codes = [d["code"] for c in doc["conditions"] for d in c["diagnostics"]]
+    assert "bimodal" not in codes
+    notes = [
+        d["message"]
+        for c in doc["conditions"]
+        for d in c["diagnostics"]
+        if d["code"] == "bimodal-mix"
+    ]
+    assert len(notes) == 2 and all(
+        re.search(r"lookup near 0\.[12]\d* ms, update near (0\.9|1\.0)", m) for m in notes
+    )
+
+
+@pytest.mark.usefixtures("summary_queries")
+def test_per_type_tps_adds_up_and_the_mean_keeps_its_transaction_level_test(
+    tmp_path: Path,
+) -> None:
+    store = mixed_run(tmp_path, samples=6)
+    docs = comparison_documents(store, [], ComparisonOptions(txn=("lookup", "update"), stat="tps"))
+    whole = comparison_documents(store, [], ComparisonOptions(stat="tps"))[0]
+    for i, c in enumerate(whole["conditions"]):
+        parts = sum(d["conditions"][i]["stat_value"] for d in docs)
+        assert parts == pytest.approx(c["stat_value"], rel=1e-12)
+    assert whole["metric"] == "throughput" and whole["unit"] == "tps"
+    (mean,) = comparison_documents(
+        store, [], ComparisonOptions(level="transaction", txn=("update",), stat="mean")
+    )
+    assert mean["level"] == "transaction"
+    assert mean["comparisons"][0]["test"] == "cluster welch-t"
+    assert mean["comparisons"][0]["ci_pct"][0] is not None

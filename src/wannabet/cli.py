@@ -248,17 +248,19 @@ def _print_summary(
     from wannabet.reports import run_summary
 
     shown = run_summary(store, run_id, include_warmup=include_warmup, unit=unit)
-    info, rows, units = shown.run, shown.rows, shown.units
+    info, rows, units, types = shown.run, shown.rows, shown.units, shown.types
     if output is Format.json:
-        sys.stdout.write(render.summary_json(info, rows, units) + "\n")
+        sys.stdout.write(render.summary_json(info, rows, units, types) + "\n")
     elif output is Format.csv:
-        sys.stdout.write(render.summary_csv(rows))
+        sys.stdout.write(render.summary_csv(rows, types))
     elif output is Format.markdown:
         from wannabet.render.markdown import verdict_markdown
         from wannabet.reports import gather_report
         from wannabet.verdicts import ComparisonOptions
 
         sys.stdout.write(render.summary_markdown(info, rows))
+        if types:
+            sys.stdout.write("\n" + render.types_markdown(types))
         if units:
             sys.stdout.write("\n" + render.unit_of_work_markdown(units))
         # The same verdict table as `compare` and `report --format markdown`.
@@ -269,6 +271,8 @@ def _print_summary(
             sys.stdout.write("\n" + verdict_markdown(doc))
     else:
         console.print(render.summary_table(info, rows))
+        if types:
+            console.print(render.types_table(types))
         if units:
             console.print(render.unit_of_work_table(units))
             for line in render.curve_lines(units):
@@ -568,6 +572,16 @@ RopeOption = Annotated[
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)]
 
 
+class StatChoice(StrEnum):
+    mean = "mean"
+    median = "median"
+    p90 = "p90"
+    p95 = "p95"
+    p99 = "p99"
+    p99_9 = "p99.9"
+    tps = "tps"
+
+
 class BayesModelChoice(StrEnum):
     hierarchical = "hierarchical"
     gamma = "gamma"
@@ -618,10 +632,22 @@ def compare(
         float | None,
         typer.Option("--prior-sd-max", help="Gamma model: bound of the uniform sd prior, ms."),
     ] = None,
+    txn: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--txn",
+            help="Judge this transaction type on its own; repeat for several. Default: all"
+            " types together.",
+        ),
+    ] = None,
+    stat: Annotated[
+        StatChoice | None,
+        typer.Option("--stat", help="The statistic judged; tps is throughput. Default: the mean."),
+    ] = None,
 ) -> None:
     """Is the difference between conditions real? Tests, intervals and a verdict."""
     from wannabet.render import compare as render
-    from wannabet.verdicts import comparison_document, comparison_options
+    from wannabet.verdicts import comparison_documents, comparison_options
 
     store = Store(results, read_only=True)
     options = comparison_options(
@@ -640,18 +666,22 @@ def compare(
         prior_cv=prior_cv,
         prior_mean=prior_mean,
         prior_sd_max=prior_sd_max,
+        txn=txn or (),
+        stat=None if stat is None else stat.value,
     )
-    doc = comparison_document(store, run_ids or (), options)
+    docs = comparison_documents(store, run_ids or (), options)
     if output is Format.json:
-        sys.stdout.write(render.compare_json(doc) + "\n")
+        # One document; one per type, as a JSON array, when several --txn are given.
+        sys.stdout.write(render.compare_json(docs[0] if len(docs) == 1 else docs) + "\n")
     elif output is Format.markdown:
         from wannabet.render.markdown import comparison_markdown
 
-        sys.stdout.write(comparison_markdown(doc))
+        sys.stdout.write("\n".join(comparison_markdown(doc) for doc in docs))
     elif output is Format.csv:
-        sys.stdout.write(render.compare_csv(doc))
+        sys.stdout.write(render.compare_csv(docs[0] if len(docs) == 1 else docs))
     else:
-        console.print(render.compare_table(doc))
+        for doc in docs:
+            console.print(render.compare_table(doc))
 
 
 class ReportFormat(StrEnum):

@@ -1,4 +1,6 @@
-"""A stored run as analysis input: one :class:`~wannabet.analysis.Observations` per condition.
+"""A stored run as analysis input: one :class:`~wannabet.analysis.Observations` per condition,
+or, for verdicts on one statistic of one transaction type, one
+:class:`~wannabet.analysis.statistic.ConditionSamples` per condition.
 
 The heavy lifting stays in DuckDB (:mod:`wannabet.store.queries`): rows come out already filtered
 and ordered, as numpy columns, so a million transactions never pass through a Python loop.
@@ -6,12 +8,17 @@ and ordered, as numpy columns, so a million transactions never pass through a Py
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
-from wannabet.analysis import Observations
-from wannabet.errors import AnalysisError
+from wannabet.analysis import Observations, histogram
+from wannabet.analysis.statistic import ConditionSamples, SampleHistograms, stat_quantile
+from wannabet.errors import AnalysisError, SpecError
+from wannabet.model import STATUS_NAMES
 from wannabet.store import RunInfo, Store, queries
 
 
@@ -94,4 +101,280 @@ def load_observations(
                 time_s=None if time_s is None else time_s[lo:hi],
             )
         )
+    return out
+
+
+#: the store's per-sample summary queries (issue #13) this module reads
+_SUMMARY_QUERIES = (
+    "transaction_type_names",
+    "sample_moments",
+    "sample_bins",
+    "condition_bins",
+    "status_counts",
+)
+
+
+def _query(name: str) -> Callable[..., Any]:
+    """The store's summary query ``name``, looked up when called: the queries land in
+    :mod:`wannabet.store.queries` with the per-sample summary tables (issue #13), and a store
+    without them refuses with one line instead of an AttributeError."""
+    fn = getattr(queries, name, None)
+    if fn is None:
+        raise AnalysisError(
+            f"this results file has no per-sample summaries to read ({name}); per-type and"
+            " per-statistic comparisons need them"
+        )
+    return cast("Callable[..., Any]", fn)
+
+
+def transaction_type_names(store: Store, run: RunInfo) -> dict[int, str]:
+    """The run's transaction types, id → name, in id order."""
+    with store.read() as con:
+        names = _query("transaction_type_names")(con, run.run_id)
+    return {int(k): str(v) for k, v in dict(names).items()}
+
+
+def transaction_type_id(store: Store, run: RunInfo, name: str) -> int:
+    """The id of the transaction type ``name`` of ``run``; a one-line error listing the names."""
+    names = transaction_type_names(store, run)
+    for type_id, type_name in names.items():
+        if type_name == name:
+            return type_id
+    known = ", ".join(names.values()) or "none recorded"
+    raise SpecError(
+        f"run {run.run_id} has no transaction type {name!r}; its types: {known}",
+        key="--txn",
+        file="command line",
+    )
+
+
+def _split_histograms(
+    sample_id: NDArray[np.int64], lo: NDArray[np.int64], hi: NDArray[np.int64], n: NDArray[np.int64]
+) -> dict[int, histogram.Histogram]:
+    """Bin rows (any order) as one histogram per sample id."""
+    order = np.lexsort((lo, sample_id))
+    sid, lo, hi, n = sample_id[order], lo[order], hi[order], n[order]
+    starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if sid.size else np.zeros(0, int)
+    ends = np.r_[starts[1:], sid.size]
+    return {
+        int(sid[s]): histogram.Histogram(_u64(lo[s:e]), _u64(hi[s:e]), _u64(n[s:e]))
+        for s, e in zip(starts, ends, strict=True)
+    }
+
+
+def _u64(column: Any) -> NDArray[np.uint64]:
+    """A bin column of the store (BIGINT, never negative) as the histogram's uint64."""
+    return np.asarray(column).astype(np.uint64)
+
+
+def load_condition_samples(
+    store: Store,
+    run: RunInfo,
+    *,
+    stat: str,
+    txn_type: int | None = None,
+    include_warmup: bool = False,
+) -> list[ConditionSamples]:
+    """Per condition, what its samples summarise its transactions (of ``txn_type``) into.
+
+    Reads the per-sample summaries only (moments, and histograms when ``stat`` is a quantile),
+    never the transactions. Every sample of a condition is there, in run order; one without a
+    successful transaction of the type has count 0. ``tps`` counts measured transactions only,
+    over each sample's measured window, whatever ``include_warmup`` says (as the samples' TPS).
+    """
+    run_id = run.run_id
+    conditions = store.conditions(run_id)
+    if not conditions:
+        raise AnalysisError(f"run {run_id} has no conditions to compare")
+    if run.aggregates_only:
+        raise AnalysisError(
+            f"run {run_id} was imported from a file that holds only aggregates, without"
+            " per-sample latency summaries; compare --metric throughput instead"
+        )
+    warm = include_warmup and stat != "tps"
+    layout = sorted(store.samples(run_id), key=lambda s: int(s["position"]))
+    with store.read() as con:
+        moments = _query("sample_moments")(con, run_id, txn_type=txn_type, include_warmup=warm)
+        bins = None
+        if stat_quantile(stat) is not None:
+            bins = _query("sample_bins")(con, run_id, txn_type=txn_type, include_warmup=warm)
+    m_id = np.asarray(moments.sample_id, dtype=np.int64)
+    row = {int(s): i for i, s in enumerate(m_id)}
+    hists: dict[int, histogram.Histogram] = {}
+    if bins is not None:
+        hists = _split_histograms(
+            np.asarray(bins.sample_id, dtype=np.int64),
+            np.asarray(bins.lo_ns, dtype=np.int64),
+            np.asarray(bins.hi_ns, dtype=np.int64),
+            np.asarray(bins.count, dtype=np.int64),
+        )
+    empty = histogram.merge()
+    out = []
+    for c in conditions:
+        samples = [s for s in layout if int(s["condition_id"]) == c.condition_id]
+        at = [row.get(int(s["sample_id"])) for s in samples]
+
+        def column(name: str, at: list[int | None] = at) -> NDArray[np.float64]:
+            values = np.asarray(getattr(moments, name), dtype=np.float64)
+            return np.array([0.0 if i is None else float(values[i]) for i in at])
+
+        sh = None
+        if bins is not None:
+            sh = SampleHistograms.from_histograms(
+                [hists.get(int(s["sample_id"]), empty) for s in samples]
+            )
+        out.append(
+            ConditionSamples(
+                condition=c.label,
+                position=np.array([int(s["position"]) for s in samples], dtype=np.int64),
+                count=column("count"),
+                sum_ms=column("sum_ms"),
+                sumsq_ms=column("sumsq_ms"),
+                histograms=sh,
+                duration_s=np.array([float(s["duration_s"] or 0.0) for s in samples]),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TypeSummary:
+    """One condition's figures for one transaction type (``summary``'s per-type rows, like
+    pgbench ``-r``): measured transactions of any status, failures, TPS (successes over the
+    samples' measured windows), and latency in ms (mean and max from the per-sample moments,
+    quantiles from the condition's merged histogram of the type)."""
+
+    condition: str
+    txn: str
+    transactions: int
+    errors: int
+    errors_by_status: dict[str, int]
+    tps: float | None
+    latency_ms: dict[str, float | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (``docs/cli.md``: ``summary``'s ``types``)."""
+        return {
+            "condition": self.condition,
+            "txn": self.txn,
+            "transactions": self.transactions,
+            "errors": self.errors,
+            "errors_by_status": dict(self.errors_by_status),
+            "tps": self.tps,
+            "latency_ms": dict(self.latency_ms),
+        }
+
+
+def _status_name(status: Any) -> str:
+    if isinstance(status, str):
+        return status
+    code = int(status)
+    return STATUS_NAMES[code] if 0 <= code < len(STATUS_NAMES) else str(code)
+
+
+def load_type_summaries(
+    store: Store, run: RunInfo, *, include_warmup: bool = False
+) -> list[TypeSummary]:
+    """Per condition and transaction type, the figures of ``summary``'s per-type rows; empty
+    when the run has fewer than two transaction types (the all-types rows say it all)."""
+    if not all(hasattr(queries, n) for n in _SUMMARY_QUERIES):
+        return []  # a store without per-sample summaries yet: the all-types rows only
+    names = transaction_type_names(store, run)
+    if len(names) < 2:
+        return []
+    run_id = run.run_id
+    conditions = store.conditions(run_id)
+    windows: dict[int, float] = {}
+    for s in store.samples(run_id):
+        cid = int(s["condition_id"])
+        windows[cid] = windows.get(cid, 0.0) + float(s["duration_s"] or 0.0)
+    with store.read() as con:
+        statuses = _query("status_counts")(con, run_id, include_warmup=include_warmup)
+        moments_of, bins_of = _query("sample_moments"), _query("condition_bins")
+        per_type = {
+            t: (
+                moments_of(con, run_id, txn_type=t, include_warmup=include_warmup),
+                bins_of(con, run_id, txn_type=t, include_warmup=include_warmup),
+                # TPS counts measured transactions only, as the samples' TPS does.
+                moments_of(con, run_id, txn_type=t, include_warmup=False),
+            )
+            for t in names
+        }
+    s_cond = np.asarray(statuses.condition_id, dtype=np.int64)
+    s_type = np.asarray(statuses.txn_type, dtype=np.int64)
+    s_count = np.asarray(statuses.count, dtype=np.int64)
+    s_name = [_status_name(v) for v in np.asarray(statuses.status).tolist()]
+    out = []
+    for c in conditions:
+        for t, tname in names.items():
+            moments, bins, measured = per_type[t]
+            here = (s_cond == c.condition_id) & (s_type == t)
+            by_status: dict[str, int] = {}
+            for i in np.flatnonzero(here):
+                if s_name[i] != "ok":
+                    by_status[s_name[i]] = by_status.get(s_name[i], 0) + int(s_count[i])
+            m = np.asarray(moments.condition_id, dtype=np.int64) == c.condition_id
+            n_ok = float(np.asarray(moments.count, dtype=np.float64)[m].sum())
+            ok_measured = float(
+                np.asarray(measured.count, dtype=np.float64)[
+                    np.asarray(measured.condition_id, dtype=np.int64) == c.condition_id
+                ].sum()
+            )
+            b = np.asarray(bins.condition_id, dtype=np.int64) == c.condition_id
+            latency: dict[str, float | None] = dict.fromkeys(("mean", "p50", "p95", "p99", "max"))
+            if n_ok > 0:
+                h = histogram.Histogram(
+                    _u64(np.asarray(bins.lo_ns)[b]),
+                    _u64(np.asarray(bins.hi_ns)[b]),
+                    _u64(np.asarray(bins.count)[b]),
+                )
+                p50, p95, p99 = (histogram.quantiles(h, [0.5, 0.95, 0.99]) / 1e6).tolist()
+                latency = {
+                    "mean": float(np.asarray(moments.sum_ms, dtype=np.float64)[m].sum()) / n_ok,
+                    "p50": p50,
+                    "p95": p95,
+                    "p99": p99,
+                    "max": float(np.asarray(moments.max_ns, dtype=np.float64)[m].max()) / 1e6,
+                }
+            window = windows.get(c.condition_id, 0.0)
+            out.append(
+                TypeSummary(
+                    condition=c.label,
+                    txn=tname,
+                    transactions=int(s_count[here].sum()),
+                    errors=sum(by_status.values()),
+                    errors_by_status=by_status,
+                    tps=ok_measured / window if window > 0 else None,
+                    latency_ms=latency,
+                )
+            )
+    return out
+
+
+def load_type_histograms(
+    store: Store, run: RunInfo, *, include_warmup: bool = False
+) -> dict[str, dict[str, histogram.Histogram]]:
+    """Per condition label, the latency histogram of each transaction type (merged over the
+    condition's samples); empty when the run has fewer than two types or the store has no
+    per-sample summaries."""
+    if not all(hasattr(queries, n) for n in ("transaction_type_names", "condition_bins")):
+        return {}
+    names = transaction_type_names(store, run)
+    if len(names) < 2:
+        return {}
+    labels = {c.condition_id: c.label for c in store.conditions(run.run_id)}
+    out: dict[str, dict[str, histogram.Histogram]] = {label: {} for label in labels.values()}
+    with store.read() as con:
+        for t, tname in names.items():
+            bins = _query("condition_bins")(
+                con, run.run_id, txn_type=t, include_warmup=include_warmup
+            )
+            cid = np.asarray(bins.condition_id, dtype=np.int64)
+            for c, label in labels.items():
+                m = cid == c
+                out[label][tname] = histogram.Histogram(
+                    _u64(np.asarray(bins.lo_ns)[m]),
+                    _u64(np.asarray(bins.hi_ns)[m]),
+                    _u64(np.asarray(bins.count)[m]),
+                )
     return out

@@ -76,6 +76,9 @@ class ConditionDocument(TypedDict):
     #: run-order, per-session and per-period consistency (``Consistency.to_dict``)
     consistency: dict[str, Any]
     diagnostics: list[DiagnosticDocument]
+    #: only with ``--txn``/``--stat``: the statistic of all the condition's transactions (ms, or
+    #: TPS), where the other figures describe one value per sample
+    stat_value: NotRequired[float | None]
 
 
 class HodgesLehmannDocument(TypedDict):
@@ -167,3 +170,7 @@ class ComparisonDocument(TypedDict):
     comparisons: list[PairDocument]
     excluded: list[ExcludedDocument]
     bayes: NotRequired[BayesDocument]
+    #: only with ``--txn``/``--stat``: the transaction type judged (None: all types together)
+    txn: NotRequired[str | None]
+    #: only with ``--txn``/``--stat``: the statistic judged (mean, median, p90, ..., tps)
+    stat: NotRequired[str]

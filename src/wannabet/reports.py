@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from wannabet.analysis.bayes import BayesAnalysis
 from wannabet.analysis.diagnostics import environment_differences
+from wannabet.datasets import TypeSummary, load_type_summaries, transaction_type_names
 from wannabet.documents import ComparisonDocument
 from wannabet.errors import AnalysisError
 from wannabet.render.report.data import ReportData, load_report_data
@@ -25,6 +26,7 @@ from wannabet.verdicts import (
     ComparisonOptions,
     Metric,
     analyze,
+    comparison_documents,
     document,
     flatten_environment,
     resolve_metric,
@@ -93,6 +95,8 @@ class ReportInput:
     environments: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
     #: keys whose values differ between the runs (several runs only): key → run → value
     environment_differences: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
+    #: one run with several transaction types: each type's p99 verdict (``--txn T --stat p99``)
+    per_type: tuple[ComparisonDocument, ...] = ()
 
 
 def unit_of_work_input(
@@ -214,6 +218,9 @@ def gather_report(
         period_seconds=86400.0 if period == "day" else 3600.0,
         seed=opts.seed,
     )
+    per_type: tuple[ComparisonDocument, ...] = ()
+    if doc is not None and metric == "latency" and not several:
+        per_type = _per_type_tails(store, runs[0], opts)
     environments = {r.run_id: flatten_environment(r.environment or {}) for r in runs}
     differences: dict[str, dict[str, str | None]] = {}
     if several:
@@ -233,7 +240,31 @@ def gather_report(
         conditions=conditions,
         environments=environments,
         environment_differences=differences,
+        per_type=per_type,
     )
+
+
+#: the tail statistic the report judges per transaction type
+REPORT_TAIL_STAT = "p99"
+
+
+def _per_type_tails(
+    store: Store, run: RunInfo, options: ComparisonOptions
+) -> tuple[ComparisonDocument, ...]:
+    """Each transaction type's p99 verdict, when the run has several types (issue #13)."""
+    from dataclasses import replace
+
+    try:
+        names = list(transaction_type_names(store, run).values())
+    except AnalysisError:  # a results file without per-sample summaries
+        return ()
+    if len(names) < 2:
+        return ()
+    per_type = replace(options, txn=tuple(names), stat=REPORT_TAIL_STAT, bayes=None)
+    try:
+        return tuple(comparison_documents(store, [run.run_id], per_type))
+    except AnalysisError:  # a type without a latency in some condition: the rest still shows
+        return ()
 
 
 def build_report(
@@ -284,6 +315,8 @@ class RunSummary:
     run: RunInfo
     rows: list[ConditionSummary]
     units: list[UnitOfWorkResult]
+    #: per condition and transaction type (pgbench ``-r``); empty with fewer than two types
+    types: list[TypeSummary] = field(default_factory=list)
 
 
 def run_summary(
@@ -296,4 +329,9 @@ def run_summary(
     info = store.run(run_id)
     rows = store.condition_summaries(info.run_id, include_warmup=include_warmup)
     units = unit_of_work_for_run(store, info.run_id, unit)
-    return RunSummary(info, rows, units)
+    types = (
+        []
+        if info.aggregates_only
+        else load_type_summaries(store, info, include_warmup=include_warmup)
+    )
+    return RunSummary(info, rows, units, types)

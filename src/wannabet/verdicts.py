@@ -14,7 +14,14 @@ from typing import Any, Literal, cast
 
 from wannabet.analysis import Comparison, compare
 from wannabet.analysis.bayes import BayesOptions, bayes_analysis, require_extra
-from wannabet.datasets import load_observations
+from wannabet.analysis.mix import explain_bimodality, mix_modality
+from wannabet.analysis.statistic import STATS, compare_statistic, sample_values
+from wannabet.datasets import (
+    load_condition_samples,
+    load_observations,
+    load_type_histograms,
+    transaction_type_id,
+)
 from wannabet.documents import ComparisonDocument, RunDocument
 from wannabet.errors import AnalysisError, SpecError
 from wannabet.spec import parse_bayes_settings
@@ -42,6 +49,15 @@ class ComparisonOptions:
     seed: int = 0
     include_warmup: bool = False
     bayes: BayesOptions | None = None  # adds the Bayesian analysis (needs the bayes extra)
+    #: transaction types to judge, each on its own (``--txn``); empty: all types together
+    txn: tuple[str, ...] = ()
+    #: the statistic judged (``--stat``); None: the mean of all types, as before the option
+    stat: str | None = None
+
+    @property
+    def by_statistic(self) -> bool:
+        """Whether ``--txn`` or ``--stat`` asked for the per-type, per-statistic comparison."""
+        return bool(self.txn) or self.stat is not None
 
 
 def comparison_options(
@@ -61,13 +77,33 @@ def comparison_options(
     prior_cv: float | None = None,
     prior_mean: float | None = None,
     prior_sd_max: float | None = None,
+    txn: Sequence[str] = (),
+    stat: str | None = None,
 ) -> ComparisonOptions:
     """The options of a comparison as the command line gives them, merged and checked.
 
     ``rope`` is a percentage as written (``"2%"``, ``"0.5"``). With ``bayes``, the Bayesian
     options are :func:`bayes_options`: the experiment file's ``[bayes]`` table of the (first)
-    run, overridden by the arguments given.
+    run, overridden by the arguments given. ``txn`` (transaction type names, each judged on
+    its own) and ``stat`` (one of ``mean, median, p90, p95, p99, p99.9, tps``) choose the
+    per-type, per-statistic comparison; ``stat`` decides the metric then (``tps`` is
+    throughput, the others latency).
     """
+    if stat is not None and stat not in STATS:
+        raise SpecError(
+            f"{stat!r} is not a statistic; use one of {', '.join(STATS)}",
+            key="--stat",
+            file="command line",
+        )
+    if bayes and (txn or stat not in (None, "mean")):
+        raise SpecError(
+            "the Bayesian analysis judges the mean of all transaction types; drop --bayes, or"
+            " --txn and --stat",
+            key="--bayes",
+            file="command line",
+        )
+    if stat is not None:
+        metric = "throughput" if stat == "tps" else "latency"
     bayes_settings = None
     if bayes:
         bayes_settings = bayes_options(
@@ -89,6 +125,8 @@ def comparison_options(
         seed=seed,
         include_warmup=include_warmup,
         bayes=bayes_settings,
+        txn=tuple(dict.fromkeys(txn)),
+        stat=stat,
     )
 
 
@@ -127,7 +165,13 @@ def runs_of(store: Store, run_ids: Sequence[int] = ()) -> list[RunInfo]:
 def analyze(
     store: Store, run_ids: Sequence[int], options: ComparisonOptions
 ) -> tuple[Comparison, list[RunInfo]]:
-    """:func:`analyze_runs` with :class:`ComparisonOptions` (``auto`` metric resolved)."""
+    """:func:`analyze_runs` with :class:`ComparisonOptions` (``auto`` metric resolved).
+
+    With ``--txn``/``--stat`` (:attr:`ComparisonOptions.by_statistic`): the comparison of the
+    first type named (all types when none is), see :func:`analyze_statistics` for all of them.
+    """
+    if options.by_statistic:
+        return analyze_statistics(store, run_ids, options)[0]
     metric: Metric
     if options.metric == "auto":
         metric = resolve_metric("auto", runs_of(store, run_ids))
@@ -153,6 +197,84 @@ def comparison_document(
     """The comparison document (see ``docs/statistics.md``) made with ``options``."""
     result, runs = analyze(store, run_ids, options)
     return document(result, runs)
+
+
+def comparison_documents(
+    store: Store, run_ids: Sequence[int], options: ComparisonOptions
+) -> list[ComparisonDocument]:
+    """The comparison documents made with ``options``: one per ``--txn`` type, else one."""
+    if not options.by_statistic:
+        return [comparison_document(store, run_ids, options)]
+    return [document(result, runs) for result, runs in analyze_statistics(store, run_ids, options)]
+
+
+def analyze_statistics(
+    store: Store, run_ids: Sequence[int], options: ComparisonOptions
+) -> list[tuple[Comparison, list[RunInfo]]]:
+    """One comparison of ``options.stat`` (default the mean) per ``options.txn`` type (all
+    types together when none is named), from the runs' per-sample summaries.
+
+    Each condition is summarised by one value of the statistic per sample; the sample level
+    judges those, the transaction level the statistic of all transactions with samples as
+    clusters (:func:`wannabet.analysis.statistic.compare_statistic`).
+    """
+    stat = options.stat or "mean"
+    runs = runs_of(store, run_ids)
+    several = len(runs) > 1
+    out = []
+    for name in options.txn or (None,):
+        groups = []
+        environments: dict[str, Mapping[str, str]] = {}
+        excluded: list[tuple[str, str]] = []
+        what = "all types" if name is None else repr(name)
+        why = f"no sample with a {stat} of {what}"
+        for info in runs:
+            type_id = None if name is None else transaction_type_id(store, info, name)
+            prefix = f"{info.run_id}:" if several else ""
+            for g in load_condition_samples(
+                store, info, stat=stat, txn_type=type_id, include_warmup=options.include_warmup
+            ):
+                label = prefix + g.condition
+                if sample_values(g, stat)[1].size == 0:
+                    excluded.append((label, why))
+                    continue
+                if several:
+                    g = dataclasses.replace(g, condition=label)
+                    environments[label] = flatten_environment(info.environment or {})
+                groups.append(g)
+        labels = [g.condition for g in groups]
+        baseline = options.baseline
+        if baseline is not None and baseline in dict(excluded):
+            raise SpecError(
+                f"the baseline {baseline!r} has {why} to compare with; choose another --baseline",
+                key="--baseline",
+                file="command line",
+            )
+        if not groups:
+            raise AnalysisError(
+                f"no condition has a value to compare ({why} in any of them); see `wannabet"
+                " summary` for the errors"
+            )
+        if baseline is not None and baseline not in labels:
+            where = "these runs" if several else f"run {runs[0].run_id}"
+            raise SpecError(
+                f"no condition {baseline!r} in {where}; conditions: {', '.join(labels)}",
+                key="--baseline",
+                file="command line",
+            )
+        result = compare_statistic(
+            groups,
+            stat=stat,
+            level=options.level,
+            baseline=baseline,
+            alpha=options.alpha,
+            rope_pct=options.rope_pct,
+            seed=options.seed,
+            environments=environments or None,
+        )
+        result = dataclasses.replace(result, txn=name, excluded=tuple(excluded))
+        out.append((result, runs))
+    return out
 
 
 def document(result: Comparison, runs: Sequence[RunInfo]) -> ComparisonDocument:
@@ -266,6 +388,8 @@ def analyze_runs(
     )
     if excluded:
         result = dataclasses.replace(result, excluded=tuple(excluded))
+    if metric == "latency":
+        result = _explain_modes_by_types(store, runs, result, include_warmup, seed)
     if bayes is not None:
         suff = []
         for info in runs:
@@ -283,6 +407,37 @@ def analyze_runs(
         )
         result = dataclasses.replace(result, bayes=analysis)
     return result, runs
+
+
+def _explain_modes_by_types(
+    store: Store,
+    runs: Sequence[RunInfo],
+    result: Comparison,
+    include_warmup: bool,
+    seed: int,
+) -> Comparison:
+    """Tell a multimodal mix of transaction types from a multimodal type (issue #13): each
+    type is tested on its own, and a ``bimodal`` warning whose modes are just the types becomes
+    a ``bimodal-mix`` note (:func:`wannabet.analysis.mix.explain_bimodality`)."""
+    if not any(d.code == "bimodal" for c in result.conditions for d in c.diagnostics):
+        return result
+    several = len(runs) > 1
+    per_type: dict[str, Any] = {}
+    for info in runs:
+        for label, hists in load_type_histograms(
+            store, info, include_warmup=include_warmup
+        ).items():
+            per_type[f"{info.run_id}:{label}" if several else label] = hists
+    if not per_type:
+        return result
+    conditions = []
+    for c in result.conditions:
+        of_condition = per_type.get(c.condition)
+        if of_condition and any(d.code == "bimodal" for d in c.diagnostics):
+            mix = mix_modality(c.condition, of_condition, seed=seed)
+            c = explain_bimodality(c, mix)
+        conditions.append(c)
+    return dataclasses.replace(result, conditions=tuple(conditions))
 
 
 def bayes_options(

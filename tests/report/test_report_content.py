@@ -544,3 +544,22 @@ def test_the_vega_runtime_is_cached_and_a_damaged_cache_is_rebuilt(
     # A cache directory others may write to is not trusted: its script would reach reports.
     cached.parent.chmod(0o777)
     assert build() == first and len(bundled) == 3
+
+
+def test_a_run_with_several_types_shows_each_types_p99_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_verdicts import install_summary_queries, mixed_run
+
+    install_summary_queries(monkeypatch)
+    store = mixed_run(tmp_path)
+    report = build_report(store, [], ComparisonOptions())
+    table = report.html.split('id="per-type-table"')[1].split("</table>")[0]
+    rows = re.findall(
+        r"<tr><td>(\w+)</td><td>after</td><td>before</td>.*?"
+        r"<td class=\"(faster|slower|no-difference|inconclusive)\">",
+        table,
+    )
+    assert dict(rows)["update"] == "slower"
+    assert dict(rows)["lookup"] != "slower"
+    assert "Per transaction type: p99" in report.html

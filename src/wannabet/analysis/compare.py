@@ -289,6 +289,12 @@ class Comparison:
     bayes: BayesAnalysis | None = None
     #: conditions left out of the comparison, with why (no successful transaction, say)
     excluded: tuple[tuple[str, str], ...] = ()
+    #: the statistic judged (``compare --stat``); None: the mean, as before the option existed
+    stat: str | None = None
+    #: per condition, ``stat`` of all its transactions (TPS: all of them over all windows)
+    stat_values: Mapping[str, float | None] | None = None
+    #: the transaction type judged (``compare --txn``); None: all types together
+    txn: str | None = None
 
     def condition(self, name: str) -> ConditionSummary:
         """The summary of condition ``name``."""
@@ -322,6 +328,13 @@ class Comparison:
             "comparisons": comparisons,
             "excluded": [{"condition": c, "reason": r} for c, r in self.excluded],
         }
+        if self.stat is not None:
+            # Only with --txn/--stat, so the document of a plain comparison does not change.
+            doc["txn"] = self.txn
+            doc["stat"] = self.stat
+            values = self.stat_values or {}
+            for entry in doc["conditions"]:
+                entry["stat_value"] = _f(values.get(entry["condition"]))
         if self.bayes is not None:
             # Each pair goes into its comparison; the conditions' posteriors, the factorial
             # effects and the diagnostics into one top-level block.

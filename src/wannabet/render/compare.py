@@ -23,8 +23,16 @@ _VERDICT_STYLE = {
 }
 
 
-def compare_json(doc: ComparisonDocument) -> str:
+def compare_json(doc: ComparisonDocument | list[ComparisonDocument]) -> str:
+    """The document; several (one per ``--txn`` type) as a JSON array of documents."""
     return json.dumps(doc, indent=2, allow_nan=False)
+
+
+def _stat_title(doc: ComparisonDocument) -> str:
+    if "stat" not in doc:
+        return ""
+    txn = doc.get("txn")
+    return f" · {doc['stat']} of " + ("all types" if txn is None else f"type {txn}")
 
 
 def compare_table(doc: ComparisonDocument) -> Group:
@@ -33,13 +41,21 @@ def compare_table(doc: ComparisonDocument) -> Group:
     unit = doc["unit"]
     title = f"{_runs(doc)} · {doc['metric']} ({unit})"
     title += f" · {doc['level']} level · α={doc['alpha']} · ROPE ±{doc['rope_pct']:g}%"
+    title += _stat_title(doc)
+    stat = doc.get("stat")
     conditions = Table(title=escape(title), title_justify="left")
     conditions.add_column("condition", style="bold", overflow="fold")
+    if stat is not None:
+        # The statistic of all transactions; the columns after it describe one value per sample.
+        conditions.add_column(stat, justify="right")
     for name in ("n", "mean", "sd", "median", "p95", "CV", "normality p", "mean 95% CI"):
         conditions.add_column(name, justify="right")
     for c in doc["conditions"]:
+        first = [escape(c["condition"])]
+        if stat is not None:
+            first.append(fmt_num(c.get("stat_value")))
         conditions.add_row(
-            escape(c["condition"]),
+            *first,
             str(c["n"]),
             fmt_num(c["mean"]),
             fmt_num(c["sd"]),
@@ -67,7 +83,8 @@ def compare_table(doc: ComparisonDocument) -> Group:
     if doc["comparisons"]:
         table = Table(title="Against the baseline", title_justify="left")
         table.add_column("condition", style="bold", overflow="fold")
-        for name in ("Δ mean", "CI", "Δ median", "test", "p (adj.)", "Cliff's δ", "verdict"):
+        delta = f"Δ {stat or 'mean'}"
+        for name in (delta, "CI", "Δ median", "test", "p (adj.)", "Cliff's δ", "verdict"):
             table.add_column(name, justify="right" if name not in ("test", "verdict") else "left")
         for pair in doc["comparisons"]:
             style = _VERDICT_STYLE.get(pair["verdict"], "")
@@ -157,28 +174,20 @@ def _bayes_tables(doc: ComparisonDocument, b: BayesDocument) -> list[Any]:
     return out
 
 
-def compare_csv(doc: ComparisonDocument) -> str:
+def compare_csv(doc: ComparisonDocument | list[ComparisonDocument]) -> str:
+    """One row per condition; with ``--txn``/``--stat`` three more columns (``txn``, ``stat``,
+    ``stat_value``), and the rows of every type's document under one header."""
+    docs = doc if isinstance(doc, list) else [doc]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(
-        [
-            "condition",
-            "baseline",
-            "n",
-            "mean",
-            "sd",
-            "median",
-            "p95",
-            "p99",
-            "delta_pct",
-            "ci_low_pct",
-            "ci_high_pct",
-            "test",
-            "p_value",
-            "p_adjusted",
-            "verdict",
-        ]
-    )
+    by_stat = any("stat" in d for d in docs)
+    writer.writerow(_CSV_HEADER + (["txn", "stat", "stat_value"] if by_stat else []))
+    for d in docs:
+        _csv_rows(writer, d, by_stat)
+    return buf.getvalue()
+
+
+def _csv_rows(writer: Any, doc: ComparisonDocument, by_stat: bool) -> None:
     by_name = {c["condition"]: c for c in doc["comparisons"]}
     for c in doc["conditions"]:
         row: list[Any] = [c["condition"], None, c["n"], c["mean"], c["sd"], c["median"]]
@@ -189,8 +198,28 @@ def compare_csv(doc: ComparisonDocument) -> str:
             row[1] = cmp["baseline"]
             row[8:] = [cmp["delta_pct"], ci[0], ci[1], cmp["test"], cmp["p_value"]]
             row[13:] = [cmp["p_adjusted"], cmp["verdict"]]
+        if by_stat:
+            row += [doc.get("txn") or "all", doc.get("stat"), c.get("stat_value")]
         writer.writerow(["" if v is None else v for v in row])
-    return buf.getvalue()
+
+
+_CSV_HEADER = [
+    "condition",
+    "baseline",
+    "n",
+    "mean",
+    "sd",
+    "median",
+    "p95",
+    "p99",
+    "delta_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "test",
+    "p_value",
+    "p_adjusted",
+    "verdict",
+]
 
 
 def _runs(doc: ComparisonDocument) -> str:

@@ -68,7 +68,37 @@ def markdown_table(
 
 
 def conditions_markdown(doc: ComparisonDocument) -> str:
-    """Per-condition statistics of a comparison document as an aligned Markdown table."""
+    """Per-condition statistics of a comparison document as an aligned Markdown table.
+
+    With ``--stat``, the statistic of all the condition's transactions comes first, and the
+    other columns describe the per-sample values of the statistic.
+    """
+    stat = doc.get("stat")
+    if stat is not None:
+        return markdown_table(
+            [
+                "condition",
+                stat,
+                "samples",
+                f"mean of samples' {stat}",
+                "sd",
+                "median",
+                "mean 95% CI",
+            ],
+            [
+                [
+                    c["condition"],
+                    fmt_num(c.get("stat_value")),
+                    c["n"],
+                    fmt_num(c["mean"]),
+                    fmt_num(c["sd"]),
+                    fmt_num(c["median"]),
+                    interval(c["clt"]["mean_ci95"]),
+                ]
+                for c in doc["conditions"]
+            ],
+            ["left"] + ["right"] * 5 + ["left"],
+        )
     rows = [
         [
             c["condition"],
@@ -112,7 +142,16 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
         for c in doc["comparisons"]
     ]
     return markdown_table(
-        ["condition", "baseline", "Δ mean", "CI", "test", "p (adj.)", "verdict", "note"],
+        [
+            "condition",
+            "baseline",
+            f"Δ {doc.get('stat') or 'mean'}",
+            "CI",
+            "test",
+            "p (adj.)",
+            "verdict",
+            "note",
+        ],
         rows,
         ["left", "left", "right", "left", "left", "right", "left", "left"],
     )
@@ -125,10 +164,14 @@ def heading(doc: ComparisonDocument) -> str:
         what = "Runs " + ", ".join(f"{r['run_id']} ({r['name']})" for r in runs)
     else:
         what = f"Run {runs.get('run_id', '?')}: {runs.get('name', '')}"
-    return (
+    line = (
         f"**{cell(what)}**, {doc['metric']} ({doc['unit']}), {doc['level']} level,"
         f" α = {doc['alpha']}, ROPE ±{doc['rope_pct']:g}%"
     )
+    if "stat" in doc:
+        txn = doc.get("txn")
+        line += f", {doc['stat']} of " + ("all transaction types" if txn is None else cell(txn))
+    return line
 
 
 def bayes_markdown(doc: ComparisonDocument) -> str:

@@ -4,7 +4,12 @@ The JSON form is a contract (``docs/cli.md``)::
 
     {"run": {...}, "conditions": [{"condition": "synchronous=OFF", "samples": N,
       "transactions": N, "errors": N, "errors_by_status": {...}, "tps": x,
-      "latency_ms": {"mean", "p50", "p95", "p99", "max"}}]}
+      "latency_ms": {"mean", "p50", "p95", "p99", "max"}}],
+     "types": [{"condition": ..., "txn": "update", "transactions": N, "errors": N,
+      "errors_by_status": {...}, "tps": x, "latency_ms": {...}}]}
+
+``types`` (per condition and transaction type, like pgbench ``-r``) is there only when the run
+has several transaction types.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from wannabet.store import ConditionSummary, RunInfo
 
 if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import UnitOfWork
+    from wannabet.datasets import TypeSummary
 
 _COLUMNS = (
     "condition",
@@ -39,7 +45,10 @@ _COLUMNS = (
 
 
 def summary_dict(
-    run: RunInfo, rows: Sequence[ConditionSummary], units: Sequence[UnitOfWork] = ()
+    run: RunInfo,
+    rows: Sequence[ConditionSummary],
+    units: Sequence[UnitOfWork] = (),
+    types: Sequence[TypeSummary] = (),
 ) -> dict[str, Any]:
     by_label = {u.condition: u for u in units}
     conditions = []
@@ -55,13 +64,61 @@ def summary_dict(
                 else {"engine_commits": None, "server_commits": None}
             )
         conditions.append(d)
-    return {"run": run.to_dict(), "conditions": conditions}
+    out: dict[str, Any] = {"run": run.to_dict(), "conditions": conditions}
+    if types:
+        out["types"] = [_finite(t.to_dict()) for t in types]
+    return out
 
 
 def summary_json(
-    run: RunInfo, rows: Sequence[ConditionSummary], units: Sequence[UnitOfWork] = ()
+    run: RunInfo,
+    rows: Sequence[ConditionSummary],
+    units: Sequence[UnitOfWork] = (),
+    types: Sequence[TypeSummary] = (),
 ) -> str:
-    return json.dumps(summary_dict(run, rows, units), indent=2, allow_nan=False)
+    return json.dumps(summary_dict(run, rows, units, types), indent=2, allow_nan=False)
+
+
+_TYPE_HEADER: tuple[str, ...] = ("condition", "txn", "transactions", "errors", "TPS")
+_TYPE_HEADER += ("mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms")
+
+
+def _type_cells(t: TypeSummary) -> list[Any]:
+    lat = t.latency_ms
+    return [t.condition, t.txn, t.transactions, t.errors, t.tps] + [
+        lat[k] for k in ("mean", "p50", "p95", "p99", "max")
+    ]
+
+
+def types_table(types: Sequence[TypeSummary]) -> Table:
+    """Per condition and transaction type: pgbench ``-r``'s view, with the tail."""
+    table = Table(title="Per transaction type", title_justify="left")
+    table.add_column("condition", style="bold", overflow="fold")
+    table.add_column("txn", overflow="fold")
+    for name in _TYPE_HEADER[2:]:
+        table.add_column(name, justify="right")
+    for t in types:
+        cells = _type_cells(t)
+        errors = str(t.errors) if not t.errors else f"[red]{t.errors}[/red]"
+        table.add_row(
+            markup(t.condition),
+            markup(t.txn),
+            str(t.transactions),
+            errors,
+            *(fmt_num(c) for c in cells[4:]),
+        )
+    return table
+
+
+def types_markdown(types: Sequence[TypeSummary]) -> str:
+    """The per-type rows as an aligned Markdown table, under a bold title."""
+    body = []
+    for t in types:
+        cells = _type_cells(t)
+        body.append([cells[0], cells[1], str(cells[2]), str(cells[3])])
+        body[-1] += [fmt_num(c) for c in cells[4:]]
+    table = markdown_table(list(_TYPE_HEADER), body, ["left", "left"] + ["right"] * 8)
+    return "**Per transaction type**\n\n" + table
 
 
 def _finite(value: Any) -> Any:
@@ -206,12 +263,18 @@ def _flat(row: ConditionSummary) -> list[Any]:
     ]
 
 
-def summary_csv(rows: Sequence[ConditionSummary]) -> str:
+def summary_csv(rows: Sequence[ConditionSummary], types: Sequence[TypeSummary] = ()) -> str:
+    """One row per condition; with per-type rows, a ``txn`` column (``all`` on the condition
+    rows) and one row per condition and type after them (``samples`` left empty)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(_COLUMNS)
+    writer.writerow(_COLUMNS + (("txn",) if types else ()))
     for row in rows:
-        writer.writerow(["" if v is None else v for v in _flat(row)])
+        writer.writerow(["" if v is None else v for v in _flat(row)] + (["all"] if types else []))
+    for t in types:
+        cells = _type_cells(t)
+        flat = [cells[0], None, *cells[2:], cells[1]]
+        writer.writerow(["" if v is None else v for v in flat])
     return out.getvalue()
 
 

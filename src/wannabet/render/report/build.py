@@ -327,7 +327,31 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
                     or "–",
                 }
             )
+    tail_rows = [
+        {
+            "txn": d.get("txn") or "all",
+            "stat": d.get("stat") or "mean",
+            "condition": c["condition"],
+            "baseline": c["baseline"],
+            "values": " → ".join(
+                finite_num(
+                    next(
+                        (x.get("stat_value") for x in d["conditions"] if x["condition"] == name),
+                        None,
+                    )
+                )
+                for name in (c["baseline"], c["condition"])
+            ),
+            "delta": pct(c["delta_pct"]),
+            "ci": interval(c["ci_pct"], "%"),
+            "p": p_value(c["p_adjusted"]),
+            "verdict": c["verdict"],
+        }
+        for d in inputs.per_type
+        for c in d["comparisons"]
+    ]
     return {
+        "tail_rows": tail_rows,
         "title": " vs ".join(dict.fromkeys(r.name for r in runs)),
         "question": question,
         "runs": runs,
