@@ -116,7 +116,8 @@ def test_summary_json_follows_the_contract(
     proc = wannabet("summary", "--results", str(results), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert set(doc) == {"run", "conditions"}
+    # The example has two transaction types, so per-type rows come too (like pgbench -r).
+    assert set(doc) == {"run", "conditions", "types"}
     run = doc["run"]
     assert run["status"] == "complete" and run["name"] == "sqlite-synchronous"
     assert run["settings"]["seed"] == 42 and len(run["settings"]["schedule"]) == 6
@@ -136,6 +137,13 @@ def test_summary_json_follows_the_contract(
     with Store(results).read() as con:
         n = con.execute("SELECT count(*) FROM transactions WHERE NOT warmup").fetchone()[0]
     assert sum(c["transactions"] for c in doc["conditions"]) == n
+    types = doc["types"]
+    assert sorted((t["condition"], t["txn"]) for t in types) == sorted(
+        (c["condition"], name) for c in doc["conditions"] for name in ("read", "update")
+    )
+    for c in doc["conditions"]:
+        mine = [t for t in types if t["condition"] == c["condition"]]
+        assert sum(t["transactions"] for t in mine) == c["transactions"]
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "csv", "table"])
@@ -147,8 +155,11 @@ def test_summary_other_formats(
     assert proc.returncode == 0, proc.stderr
     assert "synchronous=OFF" in proc.stdout
     if fmt == "csv":
-        assert proc.stdout.splitlines()[0].startswith("condition,samples,transactions,errors,tps")
-        assert len(proc.stdout.strip().splitlines()) == 4
+        header = proc.stdout.splitlines()[0]
+        assert header.startswith("condition,samples,transactions,errors,tps")
+        # A header, the 3 conditions (txn "all") and their 2 types each (read, update).
+        assert header.endswith(",txn")
+        assert len(proc.stdout.strip().splitlines()) == 1 + 3 + 6
 
 
 def test_runs_and_export(
@@ -454,15 +465,13 @@ def test_sql_the_database_refuses_is_named_by_its_line(tmp_path: Path) -> None:
     assert "SETT" in error and "fix the SQL" in error
 
 
-# -- compare --txn/--stat and summary's per-type rows (issue #13), in process so the store's
-# summary queries can be the stand-ins of tests/test_verdicts.py until they are merged ---------
+# -- compare --txn/--stat and summary's per-type rows (issue #13), in process -------------------
 
 
 @pytest.fixture
-def mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from test_verdicts import install_summary_queries, mixed_run
+def mixed(tmp_path: Path) -> Path:
+    from test_verdicts import mixed_run
 
-    install_summary_queries(monkeypatch)
     return mixed_run(tmp_path).path
 
 

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from wannabet.analysis import histogram
 from wannabet.analysis.bayes import BayesOptions
 from wannabet.backends import parse_target
 from wannabet.documents import ComparisonDocument
@@ -194,111 +193,6 @@ def test_the_document_has_exactly_the_typed_keys(tmp_path: Path, bayes: bool) ->
 
 
 # -- per-type, per-statistic verdicts (compare --txn/--stat, issue #13) ------------------------
-#
-# Stand-ins for the store's per-sample summary queries (wannabet.store.queries.sample_moments,
-# sample_bins, condition_bins, status_counts, transaction_type_names), computed from the
-# transactions table; used only while the store lacks them (install_summary_queries checks), so
-# once merged the tests run against the real ones, which must give the same figures.
-
-_LAT_NS = "greatest(t.end_ns - t.intended_start_ns, 0)"
-
-
-def _where(include_warmup: bool, txn_type: int | None) -> str:
-    return ("" if include_warmup else " AND NOT t.warmup") + (
-        "" if txn_type is None else f" AND t.txn_type = {int(txn_type)}"
-    )
-
-
-def _sample_moments(con, run_id, *, txn_type=None, include_warmup=False):
-    rows = con.execute(
-        f"""SELECT t.sample_id, s.condition_id, s.position, count(*) AS count,
-                   sum({_LAT_NS} / 1e6) AS sum_ms, sum(({_LAT_NS} / 1e6) ^ 2) AS sumsq_ms,
-                   sum(ln({_LAT_NS} / 1e6)) AS sumlog_ms,
-                   sum(ln({_LAT_NS} / 1e6) ^ 2) AS sumlog2_ms,
-                   min({_LAT_NS}) AS min_ns, max({_LAT_NS}) AS max_ns
-            FROM transactions t JOIN samples s USING (run_id, sample_id)
-            WHERE t.run_id = ? AND t.status = 'ok' {_where(include_warmup, txn_type)}
-            GROUP BY ALL ORDER BY t.sample_id""",
-        [run_id],
-    ).fetchnumpy()
-    return types.SimpleNamespace(**{k: np.asarray(v) for k, v in rows.items()})
-
-
-def _sample_bins(con, run_id, *, txn_type=None, include_warmup=False):
-    rows = con.execute(
-        f"""SELECT t.sample_id, {_LAT_NS} AS ns FROM transactions t
-            WHERE t.run_id = ? AND t.status = 'ok' {_where(include_warmup, txn_type)}""",
-        [run_id],
-    ).fetchnumpy()
-    sid, ns = np.asarray(rows["sample_id"]), np.asarray(rows["ns"], dtype=np.int64)
-    cols: dict[str, list[np.ndarray]] = {"sample_id": [], "lo_ns": [], "hi_ns": [], "count": []}
-    for s in np.unique(sid):
-        h = histogram.from_values(ns[sid == s])
-        cols["sample_id"].append(np.full(len(h), s))
-        cols["lo_ns"].append(h.lo_ns.astype(np.int64))
-        cols["hi_ns"].append(h.hi_ns.astype(np.int64))
-        cols["count"].append(h.count.astype(np.int64))
-    return types.SimpleNamespace(
-        **{k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
-    )
-
-
-def _condition_bins(con, run_id, *, txn_type=None, include_warmup=False):
-    rows = con.execute(
-        f"""SELECT s.condition_id, {_LAT_NS} AS ns
-            FROM transactions t JOIN samples s USING (run_id, sample_id)
-            WHERE t.run_id = ? AND t.status = 'ok' {_where(include_warmup, txn_type)}""",
-        [run_id],
-    ).fetchnumpy()
-    cid, ns = np.asarray(rows["condition_id"]), np.asarray(rows["ns"], dtype=np.int64)
-    cols: dict[str, list[np.ndarray]] = {"condition_id": [], "lo_ns": [], "hi_ns": [], "count": []}
-    for c in np.unique(cid):
-        h = histogram.from_values(ns[cid == c])
-        cols["condition_id"].append(np.full(len(h), c))
-        cols["lo_ns"].append(h.lo_ns.astype(np.int64))
-        cols["hi_ns"].append(h.hi_ns.astype(np.int64))
-        cols["count"].append(h.count.astype(np.int64))
-    return types.SimpleNamespace(
-        **{k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
-    )
-
-
-def _status_counts(con, run_id, *, include_warmup=False):
-    rows = con.execute(
-        f"""SELECT s.condition_id, t.txn_type, t.status, count(*) AS count
-            FROM transactions t JOIN samples s USING (run_id, sample_id)
-            WHERE t.run_id = ? {_where(include_warmup, None)}
-            GROUP BY ALL ORDER BY ALL""",
-        [run_id],
-    ).fetchnumpy()
-    return types.SimpleNamespace(**{k: np.asarray(v) for k, v in rows.items()})
-
-
-def _transaction_types(con, run_id):
-    rows = con.execute(
-        "SELECT txn_type, name FROM transaction_types WHERE run_id = ? ORDER BY txn_type", [run_id]
-    ).fetchall()
-    return {int(t): str(n) for t, n in rows}
-
-
-@pytest.fixture
-def summary_queries(monkeypatch: pytest.MonkeyPatch) -> None:
-    install_summary_queries(monkeypatch)
-
-
-def install_summary_queries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The store's summary queries, or the stand-ins while they are not merged."""
-    from wannabet.store import queries
-
-    for name, standin in (
-        ("sample_moments", _sample_moments),
-        ("sample_bins", _sample_bins),
-        ("transaction_type_names", _transaction_types),
-        ("condition_bins", _condition_bins),
-        ("status_counts", _status_counts),
-    ):
-        if not hasattr(queries, name):
-            monkeypatch.setattr(queries, name, standin, raising=False)
 
 
 def mixed_run(path: Path, *, samples: int = 12, seed: int = 3, slow_share: float = 0.04) -> Store:
@@ -350,7 +244,6 @@ def mixed_run(path: Path, *, samples: int = 12, seed: int = 3, slow_share: float
     return store
 
 
-@pytest.mark.usefixtures("summary_queries")
 @pytest.mark.parametrize("level", ["sample", "transaction"])
 def test_a_worse_update_p99_is_found_per_type(tmp_path: Path, level: str) -> None:
     store = mixed_run(tmp_path)
@@ -369,7 +262,6 @@ def test_a_worse_update_p99_is_found_per_type(tmp_path: Path, level: str) -> Non
         _conforms(doc, ComparisonDocument, "doc")
 
 
-@pytest.mark.usefixtures("summary_queries")
 def test_the_default_comparison_is_unchanged_by_the_new_options(tmp_path: Path) -> None:
     store = mixed_run(tmp_path, samples=6)
     (doc,) = comparison_documents(store, [], ComparisonOptions())
@@ -382,7 +274,6 @@ def test_the_default_comparison_is_unchanged_by_the_new_options(tmp_path: Path) 
     assert by_stat["comparisons"][0]["verdict"] == doc["comparisons"][0]["verdict"]
 
 
-@pytest.mark.usefixtures("summary_queries")
 def test_an_unknown_type_or_statistic_is_one_line_naming_the_choices(tmp_path: Path) -> None:
     store = mixed_run(tmp_path, samples=3)
     with pytest.raises(SpecError, match="no transaction type 'insert'; its types: lookup, update"):
@@ -393,7 +284,6 @@ def test_an_unknown_type_or_statistic_is_one_line_naming_the_choices(tmp_path: P
         comparison_options(store, stat="p99", bayes=True)
 
 
-@pytest.mark.usefixtures("summary_queries")
 def test_modes_that_are_the_transaction_types_are_named_not_warned_about(tmp_path: Path) -> None:
     store = mixed_run(tmp_path, samples=10, slow_share=0.0)
     doc = compare_runs(store)
@@ -410,7 +300,6 @@ def test_modes_that_are_the_transaction_types_are_named_not_warned_about(tmp_pat
     )
 
 
-@pytest.mark.usefixtures("summary_queries")
 def test_per_type_tps_adds_up_and_the_mean_keeps_its_transaction_level_test(
     tmp_path: Path,
 ) -> None:

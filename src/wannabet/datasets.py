@@ -8,9 +8,8 @@ and ordered, as numpy columns, so a million transactions never pass through a Py
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -104,33 +103,10 @@ def load_observations(
     return out
 
 
-#: the store's per-sample summary queries (issue #13) this module reads
-_SUMMARY_QUERIES = (
-    "transaction_type_names",
-    "sample_moments",
-    "sample_bins",
-    "condition_bins",
-    "status_counts",
-)
-
-
-def _query(name: str) -> Callable[..., Any]:
-    """The store's summary query ``name``, looked up when called: the queries land in
-    :mod:`wannabet.store.queries` with the per-sample summary tables (issue #13), and a store
-    without them refuses with one line instead of an AttributeError."""
-    fn = getattr(queries, name, None)
-    if fn is None:
-        raise AnalysisError(
-            f"this results file has no per-sample summaries to read ({name}); per-type and"
-            " per-statistic comparisons need them"
-        )
-    return cast("Callable[..., Any]", fn)
-
-
 def transaction_type_names(store: Store, run: RunInfo) -> dict[int, str]:
     """The run's transaction types, id → name, in id order."""
     with store.read() as con:
-        names = _query("transaction_type_names")(con, run.run_id)
+        names = queries.transaction_type_names(con, run.run_id)
     return {int(k): str(v) for k, v in dict(names).items()}
 
 
@@ -146,20 +122,6 @@ def transaction_type_id(store: Store, run: RunInfo, name: str) -> int:
         key="--txn",
         file="command line",
     )
-
-
-def _split_histograms(
-    sample_id: NDArray[np.int64], lo: NDArray[np.int64], hi: NDArray[np.int64], n: NDArray[np.int64]
-) -> dict[int, histogram.Histogram]:
-    """Bin rows (any order) as one histogram per sample id."""
-    order = np.lexsort((lo, sample_id))
-    sid, lo, hi, n = sample_id[order], lo[order], hi[order], n[order]
-    starts = np.flatnonzero(np.r_[True, sid[1:] != sid[:-1]]) if sid.size else np.zeros(0, int)
-    ends = np.r_[starts[1:], sid.size]
-    return {
-        int(sid[s]): histogram.Histogram(_u64(lo[s:e]), _u64(hi[s:e]), _u64(n[s:e]))
-        for s, e in zip(starts, ends, strict=True)
-    }
 
 
 def _u64(column: Any) -> NDArray[np.uint64]:
@@ -194,20 +156,15 @@ def load_condition_samples(
     warm = include_warmup and stat != "tps"
     layout = sorted(store.samples(run_id), key=lambda s: int(s["position"]))
     with store.read() as con:
-        moments = _query("sample_moments")(con, run_id, txn_type=txn_type, include_warmup=warm)
+        moments = queries.sample_moments(con, run_id, txn_type=txn_type, include_warmup=warm)
         bins = None
         if stat_quantile(stat) is not None:
-            bins = _query("sample_bins")(con, run_id, txn_type=txn_type, include_warmup=warm)
+            bins = queries.sample_bins(con, run_id, txn_type=txn_type, include_warmup=warm)
     m_id = np.asarray(moments.sample_id, dtype=np.int64)
     row = {int(s): i for i, s in enumerate(m_id)}
     hists: dict[int, histogram.Histogram] = {}
     if bins is not None:
-        hists = _split_histograms(
-            np.asarray(bins.sample_id, dtype=np.int64),
-            np.asarray(bins.lo_ns, dtype=np.int64),
-            np.asarray(bins.hi_ns, dtype=np.int64),
-            np.asarray(bins.count, dtype=np.int64),
-        )
+        hists = queries.histograms_by_sample(bins)
     empty = histogram.merge()
     out = []
     for c in conditions:
@@ -277,8 +234,6 @@ def load_type_summaries(
 ) -> list[TypeSummary]:
     """Per condition and transaction type, the figures of ``summary``'s per-type rows; empty
     when the run has fewer than two transaction types (the all-types rows say it all)."""
-    if not all(hasattr(queries, n) for n in _SUMMARY_QUERIES):
-        return []  # a store without per-sample summaries yet: the all-types rows only
     names = transaction_type_names(store, run)
     if len(names) < 2:
         return []
@@ -289,8 +244,8 @@ def load_type_summaries(
         cid = int(s["condition_id"])
         windows[cid] = windows.get(cid, 0.0) + float(s["duration_s"] or 0.0)
     with store.read() as con:
-        statuses = _query("status_counts")(con, run_id, include_warmup=include_warmup)
-        moments_of, bins_of = _query("sample_moments"), _query("condition_bins")
+        statuses = queries.status_counts(con, run_id, include_warmup=include_warmup)
+        moments_of, bins_of = queries.sample_moments, queries.condition_bins
         per_type = {
             t: (
                 moments_of(con, run_id, txn_type=t, include_warmup=include_warmup),
@@ -357,8 +312,6 @@ def load_type_histograms(
     """Per condition label, the latency histogram of each transaction type (merged over the
     condition's samples); empty when the run has fewer than two types or the store has no
     per-sample summaries."""
-    if not all(hasattr(queries, n) for n in ("transaction_type_names", "condition_bins")):
-        return {}
     names = transaction_type_names(store, run)
     if len(names) < 2:
         return {}
@@ -366,7 +319,7 @@ def load_type_histograms(
     out: dict[str, dict[str, histogram.Histogram]] = {label: {} for label in labels.values()}
     with store.read() as con:
         for t, tname in names.items():
-            bins = _query("condition_bins")(
+            bins = queries.condition_bins(
                 con, run.run_id, txn_type=t, include_warmup=include_warmup
             )
             cid = np.asarray(bins.condition_id, dtype=np.int64)
