@@ -544,12 +544,9 @@ def test_the_vega_runtime_is_cached_and_a_damaged_cache_is_rebuilt(
     assert build() == first and len(bundled) == 3
 
 
-def test_a_run_with_several_types_shows_each_types_p99_verdict(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from test_verdicts import install_summary_queries, mixed_run
+def test_a_run_with_several_types_shows_each_types_p99_verdict(tmp_path: Path) -> None:
+    from test_verdicts import mixed_run
 
-    install_summary_queries(monkeypatch)
     store = mixed_run(tmp_path)
     report = build_report(store, [], ComparisonOptions())
     table = report.html.split('id="per-type-table"')[1].split("</table>")[0]
