@@ -148,13 +148,7 @@ def resolve_metric(metric: MetricChoice, runs: Sequence[RunInfo]) -> Metric:
     """``metric``, with ``auto`` decided by what ``runs`` hold."""
     if metric != "auto":
         return metric
-    return "throughput" if all(_aggregates_only(r) for r in runs) else "latency"
-
-
-def _aggregates_only(run: RunInfo) -> bool:
-    # The same test as the report's data (render/report/data.py: aggregate_only).
-    s = run.settings or {}
-    return bool(s.get("aggregates_only") or s.get("log") == "aggregate")
+    return "throughput" if all(r.aggregates_only for r in runs) else "latency"
 
 
 def runs_of(store: Store, run_ids: Sequence[int] = ()) -> list[RunInfo]:

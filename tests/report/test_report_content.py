@@ -19,18 +19,16 @@ from wannabet.render.markdown import markdown_table, verdict_markdown
 from wannabet.render.report import verdict_sentence
 from wannabet.render.report.build import condition_notes
 from wannabet.render.report.charts import LABEL_LIMIT
-from wannabet.render.report.data import (
+from wannabet.render.report.inputs import ConditionData, ReportData, SamplePoint
+from wannabet.render.report.page import json_for_html
+from wannabet.reports import ResponseCurve, UnitOfWork, UnitOfWorkRow, build_report
+from wannabet.reports.data import (
     HEAT_LATENCY_BINS,
     HEAT_TIME_BINS,
     HIST_BINS,
     KDE_POINTS,
-    ConditionData,
-    ReportData,
-    SamplePoint,
     _log_density,
 )
-from wannabet.render.report.page import json_for_html
-from wannabet.reports import ResponseCurve, UnitOfWork, UnitOfWorkRow, build_report
 from wannabet.store import Store
 from wannabet.verdicts import ComparisonOptions, compare_runs
 
@@ -110,7 +108,7 @@ def test_the_report_holds_no_per_transaction_data(sqlite_runs: Runs) -> None:
 def test_each_density_uses_its_own_conditions_subsample(
     sqlite_runs: Runs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from wannabet.render.report import data as report_data
+    from wannabet.reports import data as report_data
 
     store = Store(sqlite_runs.results)
     info = store.run(sqlite_runs.ids["six"])
@@ -495,7 +493,7 @@ def test_the_density_subsample_is_the_same_in_every_process(sqlite_runs: Runs) -
     depend on how DuckDB parallelised the scan."""
     code = f"""
 import json
-from wannabet.render.report import data
+from wannabet.reports import data
 from wannabet.store import Store
 data.KDE_SUBSAMPLE = 500
 store = Store({str(sqlite_runs.results)!r})
@@ -546,12 +544,9 @@ def test_the_vega_runtime_is_cached_and_a_damaged_cache_is_rebuilt(
     assert build() == first and len(bundled) == 3
 
 
-def test_a_run_with_several_types_shows_each_types_p99_verdict(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from test_verdicts import install_summary_queries, mixed_run
+def test_a_run_with_several_types_shows_each_types_p99_verdict(tmp_path: Path) -> None:
+    from test_verdicts import mixed_run
 
-    install_summary_queries(monkeypatch)
     store = mixed_run(tmp_path)
     report = build_report(store, [], ComparisonOptions())
     table = report.html.split('id="per-type-table"')[1].split("</table>")[0]

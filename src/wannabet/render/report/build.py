@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wannabet.documents import ComparisonDocument, PairDocument
 from wannabet.render.format import finite_num, fmt_num, interval, one_line, p_value, pct
 from wannabet.render.markdown import comparison_markdown
 from wannabet.render.report import charts
-from wannabet.render.report.data import ConditionData, ReportData
+from wannabet.render.report.inputs import ConditionData, ReportData, ReportInput
 from wannabet.render.report.page import Chart, render_page
-
-if TYPE_CHECKING:
-    from wannabet.reports import ReportInput
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Vega-Lite specifications of the report's plots, built with Altair.
 
-Every function takes reduced data (see :mod:`wannabet.render.report.data`) and returns a plain
+Every function takes reduced data (see :mod:`wannabet.render.report.inputs`) and returns a plain
 Vega-Lite dict; the page embeds them and vega-embed draws them as SVG. Numbers are rounded to
 five significant digits: the page stays small and nothing visible changes.
 """
@@ -18,7 +18,7 @@ from scipy import stats
 
 from wannabet.documents import ConditionDocument
 from wannabet.render.format import one_line
-from wannabet.render.report.data import QUANTILES, ConditionData, ReportData
+from wannabet.render.report.inputs import QUANTILES, ConditionData, ReportData
 
 WIDTH = 540
 FACET_HEIGHT = 70

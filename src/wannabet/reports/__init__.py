@@ -2,7 +2,7 @@
 
 :func:`gather_report` makes the comparison exactly as ``wannabet compare`` does
 (:func:`wannabet.verdicts.analyze`), reduces the runs' transactions to what the report plots
-(:mod:`wannabet.render.report.data`), takes the unit-of-work results of their stored database
+(:mod:`wannabet.reports.data`), takes the unit-of-work results of their stored database
 statistics and the differences between their environments, and hands all of it over as one
 :class:`ReportInput`; :func:`wannabet.render.report.render_report` only turns it into charts and
 HTML. :func:`run_summary` does the same for ``wannabet summary``.
@@ -10,9 +10,8 @@ HTML. :func:`run_summary` does the same for ``wannabet summary``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wannabet.analysis.bayes import BayesAnalysis
@@ -20,8 +19,14 @@ from wannabet.analysis.diagnostics import environment_differences
 from wannabet.datasets import TypeSummary, load_type_summaries, transaction_type_names
 from wannabet.documents import ComparisonDocument
 from wannabet.errors import AnalysisError
-from wannabet.render.report.data import ReportData, load_report_data
-from wannabet.store import ConditionRow, ConditionSummary, RunInfo, Store
+from wannabet.render.report.inputs import (
+    ReportInput,
+    ResponseCurve,
+    UnitOfWork,
+    UnitOfWorkRow,
+)
+from wannabet.reports.data import load_report_data
+from wannabet.store import ConditionSummary, RunInfo, Store
 from wannabet.verdicts import (
     ComparisonOptions,
     Metric,
@@ -33,70 +38,21 @@ from wannabet.verdicts import (
     runs_of,
 )
 
+__all__ = [
+    "ReportInput",
+    "ResponseCurve",
+    "RunSummary",
+    "UnitOfWork",
+    "UnitOfWorkRow",
+    "build_report",
+    "gather_report",
+    "run_summary",
+    "unit_of_work_input",
+]
+
 if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import UnitOfWork as UnitOfWorkResult
     from wannabet.render.report import Report
-
-
-@dataclass(frozen=True, slots=True)
-class UnitOfWorkRow:
-    """One condition of the unit-of-work table (see the database statistics analysis)."""
-
-    condition: str
-    units_per_s: float | None
-    cpu_ms_per_unit: float | None
-    wait_ms_per_unit: float | None
-    response_ms_per_unit: float | None
-    top_waits: tuple[tuple[str, float], ...] = ()  # (wait event, ms per unit), largest first
-
-
-@dataclass(frozen=True, slots=True)
-class ResponseCurve:
-    """Modelled response time per unit against load for one condition (e.g. M/M/m)."""
-
-    condition: str
-    load: Sequence[float]
-    response_ms: Sequence[float]
-    load_label: str = "units of work per second"
-    operating_load: float | None = None  # where the condition ran, marked on its curve
-    operating_response_ms: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class UnitOfWork:
-    """Input of the unit-of-work section: plain per-condition rows plus curve arrays."""
-
-    rows: tuple[UnitOfWorkRow, ...]
-    curves: tuple[ResponseCurve, ...] = ()
-    unit: str = "unit of work"
-    notes: tuple[str, ...] = ()  # caveats: invalid samples, commit-count mismatches, unknowns
-
-
-@dataclass(frozen=True, slots=True)
-class ReportInput:
-    """Everything the report shows, gathered from the results file.
-
-    ``doc`` is None when the analysis refused (``problem`` says why); ``data`` is None when only
-    the verdict table was asked for (no page).
-    """
-
-    runs: tuple[RunInfo, ...]
-    options: ComparisonOptions
-    metric: Metric
-    doc: ComparisonDocument | None
-    problem: str | None
-    bayes: BayesAnalysis | None
-    results: Path
-    data: ReportData | None = None
-    unit_of_work: UnitOfWork | None = None
-    #: per run id, its conditions as stored
-    conditions: Mapping[int, Sequence[ConditionRow]] = field(default_factory=dict)
-    #: per run id, its environment flattened to ``section.key`` → value
-    environments: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
-    #: keys whose values differ between the runs (several runs only): key → run → value
-    environment_differences: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
-    #: one run with several transaction types: each type's p99 verdict (``--txn T --stat p99``)
-    per_type: tuple[ComparisonDocument, ...] = ()
 
 
 def unit_of_work_input(

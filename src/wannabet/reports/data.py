@@ -1,4 +1,4 @@
-"""What the report plots, reduced inside DuckDB to a size that fits in a mail.
+"""What the report plots, reduced from the results file to a size that fits in a mail.
 
 No per-transaction row ever reaches the page. Per condition the report keeps:
 
@@ -15,13 +15,21 @@ A million transactions or ten million give the same page size.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
 from scipy import stats
 
+from wannabet.render.report.inputs import (
+    QUANTILES,
+    Axes,
+    ConditionData,
+    LatencyData,
+    Quantiles,
+    ReportData,
+    SamplePoint,
+)
 from wannabet.store import RunInfo, Store
 from wannabet.store.queries import LatencyScan, condition_counts, sample_mean_latencies
 
@@ -36,97 +44,6 @@ HEAT_TIME_BINS = 60
 HEAT_LATENCY_BINS = 30
 #: Smallest latency placed on a log axis (ms); zero latencies are drawn here.
 LOG_FLOOR_MS = 1e-4
-QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
-
-
-@dataclass(frozen=True, slots=True)
-class SamplePoint:
-    """One sample in run order."""
-
-    run_id: int
-    condition: str
-    position: int
-    block: int
-    value: float | None
-    transactions: int
-    errors: int
-    tps: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Quantiles:
-    """p5, p25, p50, p75, p95 of the latencies of one group, and its size."""
-
-    n: int
-    values: tuple[float, float, float, float, float]
-
-
-@dataclass(frozen=True, slots=True)
-class LatencyData:
-    """Reduced latencies of one condition (successful transactions only)."""
-
-    n: int
-    log_counts: tuple[int, ...]
-    linear_counts: tuple[int, ...]
-    linear_beyond: int
-    log_density: tuple[float, ...] | None
-    kde_n: int  # latencies behind the density: min(n, KDE_SUBSAMPLE)
-    kde_bandwidth: float | None  # kernel sd in decades of ms (Scott's rule); None without one
-    quantiles: Quantiles
-    min_ms: float
-    max_ms: float
-    by_session: Mapping[int, Quantiles]
-    by_period: Mapping[int, Quantiles]
-    heat: tuple[tuple[int, int, int], ...]  # (time bucket, latency bucket, count); () untimed
-    heat_bucket_s: float  # seconds per time bucket (the run's span / HEAT_TIME_BINS)
-
-
-@dataclass(frozen=True, slots=True)
-class ConditionData:
-    """Everything the report draws for one condition (``label`` as the comparison names it)."""
-
-    label: str
-    run_id: int
-    levels: Mapping[str, str]
-    samples: tuple[SamplePoint, ...]
-    transactions: int
-    errors: int
-    errors_by_status: Mapping[str, int]
-    latency: LatencyData | None
-
-
-@dataclass(frozen=True, slots=True)
-class Axes:
-    """Bins shared by every condition, so histograms and heatmaps are comparable."""
-
-    log_edges: tuple[float, ...]  # log10(ms)
-    linear_edges: tuple[float, ...]  # ms
-    kde_grid: tuple[float, ...]  # log10(ms)
-    heat_log_edges: tuple[float, ...]  # log10(ms)
-    period_seconds: float
-
-
-@dataclass(frozen=True, slots=True)
-class ReportData:
-    """The reduced data of every compared run."""
-
-    runs: tuple[RunInfo, ...]
-    conditions: tuple[ConditionData, ...]
-    axes: Axes | None
-    per_transaction: bool
-    #: False when a run was imported without timestamps (every start_ns is 0): then nothing
-    #: is drawn against time (no heatmap, no periods).
-    timed: bool = True
-
-
-def aggregate_only(run: RunInfo) -> bool:
-    """:attr:`RunInfo.aggregates_only`, kept for the report's callers."""
-    return run.aggregates_only
-
-
-def timed(run: RunInfo) -> bool:
-    """:attr:`RunInfo.timed`: whether the run's transactions carry real start times."""
-    return run.timed
 
 
 def _edges(lo: float, hi: float, n: int) -> tuple[float, ...]:
