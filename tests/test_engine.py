@@ -12,6 +12,7 @@ from wannabet.backends import parse_target
 from wannabet.engine import STATUS_NAMES, NativeEngine, SampleRequest, SampleResult, compile_program
 from wannabet.errors import ConnectError, QueryError, WannabetError
 from wannabet.spec import parse_experiment
+from wannabet.store.summaries import BIN_COLUMNS, MOMENT_COLUMNS, STATUS_COLUMNS, from_columns
 from wannabet.targets import Target
 from wannabet.testing import ThrowawayPostgres
 
@@ -282,3 +283,136 @@ def test_the_engine_logs_in_with_a_password_from_the_password_file(
         ENGINE.query(parse_target(url), "SELECT 1")
     monkeypatch.setenv("PGPASSFILE", str(pgpass))
     assert ENGINE.query(parse_target(url), "SELECT 1") == [("1",)]
+
+
+# The per-sample summaries the engine builds while it runs (issue #13)
+
+TWO_TYPES = """\
+name = 'e'
+[[workload.transactions]]
+name = 'deposit'
+weight = 3
+script = '''
+\\set id random(1, 100)
+UPDATE accounts SET balance = balance + 1 WHERE id = :id;
+'''
+[[workload.transactions]]
+name = 'signup'
+weight = 1
+script = '''
+\\set id random(1, 40)
+INSERT INTO uniq VALUES (:id);
+'''
+"""
+
+
+def two_type_sample(
+    target: Target,
+    *,
+    sessions: int = 2,
+    duration_ns: int = 0,
+    max_transactions: int = 0,
+    seed: int = 1,
+    warmup_ns: int = 0,
+    rate: float = 0.0,
+    record: float = 1.0,
+) -> SampleResult:
+    """Deposits that succeed and sign-ups that mostly violate a primary key."""
+    experiment = parse_experiment(TWO_TYPES, file="e")
+    request = SampleRequest(
+        program=compile_program(experiment.workload, target.placeholder_style),
+        sessions=sessions,
+        session_sql=(),
+        duration_ns=duration_ns,
+        max_transactions=max_transactions,
+        seed=seed,
+        rate=rate,
+        warmup_ns=warmup_ns,
+        record=record,
+    )
+    return ENGINE.run_sample(target, request)
+
+
+def assert_summaries_are_those_of_the_rows(result: SampleResult, warmup_ns: int) -> None:
+    """The engine's summaries equal the NumPy reference computed from its rows: exactly for
+    counts, extremes, statuses and bins; to rounding for the floating-point sums."""
+    expected = from_columns(result.columns, result.t0_ns + warmup_ns)
+    got = result.summaries
+    for table, spec in (("statuses", STATUS_COLUMNS), ("bins", BIN_COLUMNS)):
+        for column, dtype in spec:
+            mine, reference = getattr(got, table)[column], getattr(expected, table)[column]
+            assert mine.dtype == dtype
+            np.testing.assert_array_equal(mine, reference, err_msg=f"{table}.{column}")
+    for column, dtype in MOMENT_COLUMNS:
+        mine, reference = got.moments[column], expected.moments[column]
+        assert mine.dtype == dtype
+        if dtype is np.float64:
+            # Summation order differs (per session, then merged; NumPy sums pairwise). Log sums
+            # of latencies around 1 ms add terms of both signs, hence a tolerance per term too.
+            atol = 1e-9 * float(expected.moments["count"].max())
+            np.testing.assert_allclose(mine, reference, rtol=1e-9, atol=atol, err_msg=column)
+        else:
+            np.testing.assert_array_equal(mine, reference, err_msg=f"moments.{column}")
+
+
+@pytest.mark.parametrize("rate", [0.0, 400.0], ids=["closed-loop", "open-loop"])
+def test_the_engines_summaries_equal_those_of_its_rows(target: Target, rate: float) -> None:
+    make_accounts(target, 100)
+    ENGINE.execute(target, "CREATE TABLE uniq (id INTEGER PRIMARY KEY)")
+    warmup_ns = 300_000_000
+    result = two_type_sample(
+        target, sessions=3, duration_ns=900_000_000, warmup_ns=warmup_ns, rate=rate
+    )
+    assert_summaries_are_those_of_the_rows(result, warmup_ns)
+    # The case is the one meant: both types, both phases, failures among the successes.
+    statuses = result.summaries.statuses
+    groups = set(zip(statuses["txn_type"].tolist(), statuses["warmup"].tolist(), strict=True))
+    assert groups == {(0, True), (0, False), (1, True), (1, False)}
+    assert set(statuses["status"].tolist()) == {OK, CONSTRAINT}
+    assert int(statuses["count"].sum()) == result.count
+    if rate:  # latency counts from the schedule, not from when the transaction started
+        c = result.columns
+        assert (c["intended_start_ns"] < c["start_ns"]).any()
+
+
+def test_a_count_limited_sample_with_one_session_has_the_same_summaries(target: Target) -> None:
+    make_accounts(target, 100)
+    ENGINE.execute(target, "CREATE TABLE uniq (id INTEGER PRIMARY KEY)")
+    result = two_type_sample(target, sessions=1, max_transactions=300, warmup_ns=10**15)
+    assert_summaries_are_those_of_the_rows(result, 10**15)
+    assert result.summaries.moments["warmup"].all()  # the warm-up outlasts the sample
+
+
+def test_a_recorded_fraction_keeps_seeded_rows_and_the_summaries_count_every_one(
+    target: Target,
+) -> None:
+    make_accounts(target, 100)
+    ENGINE.execute(target, "CREATE TABLE uniq (id INTEGER PRIMARY KEY)")
+
+    def kept(seed: int, record: float) -> SampleResult:
+        result = two_type_sample(
+            target, sessions=1, max_transactions=1500, seed=seed, record=record
+        )
+        statuses = result.summaries.statuses
+        assert int(statuses["count"].sum()) == 1500
+        assert int(result.summaries.moments["count"].sum()) == int(
+            statuses["count"][statuses["status"] == OK].sum()
+        )
+        assert int(result.summaries.bins["count"].sum()) == int(
+            result.summaries.moments["count"].sum()
+        )
+        return result
+
+    first, again, other = kept(7, 0.2), kept(7, 0.2), kept(8, 0.2)
+    # Binomial(1500, 0.2): 300 ± 15.5 (sd); allow 5 sd.
+    assert 222 <= first.count <= 378
+    # One session and a count limit: the same seed makes the same choices and keeps the same
+    # rows (seen through the sequence of their types), another seed others.
+    np.testing.assert_array_equal(first.columns["txn_type"], again.columns["txn_type"])
+    assert (
+        len(other.columns["txn_type"]) != len(first.columns["txn_type"])
+        or (other.columns["txn_type"] != first.columns["txn_type"]).any()
+    )
+    # Nothing kept, everything counted; everything kept, the same as without the option.
+    assert kept(7, 0.0).count == 0
+    assert kept(7, 1.0).count == 1500

@@ -4,14 +4,20 @@ table both languages hold is the same on both sides (the Rust side exports its o
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 from pathlib import Path
 from typing import get_args
 
+import numpy as np
+import pytest
+
 from wannabet import _engine
 from wannabet.engine import STATUS_NAMES
+from wannabet.engine.native import _NativeRequest
 from wannabet.model import OnError
 from wannabet.script import FUNCTIONS, ScriptError, parse_script
+from wannabet.store.summaries import BIN_COLUMNS, MOMENT_COLUMNS, STATUS_COLUMNS
 
 STUB = Path(_engine.__file__).with_name("_engine.pyi")
 
@@ -100,3 +106,31 @@ def test_the_gaussian_parameter_bound_matches_the_engine() -> None:
     low = _engine.GAUSSIAN_MIN_PARAMETER
     assert _accepts(f"random_gaussian(1, 10, {low!r})")
     assert not _accepts(f"random_gaussian(1, 10, {math.nextafter(low, 0)!r})")
+
+
+def _stub_class(name: str) -> ast.ClassDef:
+    tree = ast.parse(STUB.read_text())
+    (node,) = (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+    return node
+
+
+def test_the_request_carries_exactly_what_the_engine_reads() -> None:
+    read = [n.name for n in _stub_class("SampleCall").body if isinstance(n, ast.FunctionDef)]
+    assert read == [f.name for f in dataclasses.fields(_NativeRequest)]
+
+
+@pytest.mark.parametrize(
+    ("typed_dict", "columns"),
+    [("Moments", MOMENT_COLUMNS), ("Statuses", STATUS_COLUMNS), ("Bins", BIN_COLUMNS)],
+)
+def test_the_summaries_the_engine_returns_have_the_stores_columns(
+    typed_dict: str, columns: tuple[tuple[str, type], ...]
+) -> None:
+    declared = []
+    for n in _stub_class(typed_dict).body:
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+            # NDArray[np.<dtype>]
+            assert isinstance(n.annotation, ast.Subscript)
+            assert isinstance(n.annotation.slice, ast.Attribute)
+            declared.append((n.target.id, getattr(np, n.annotation.slice.attr)))
+    assert declared == list(columns)

@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from wannabet import runner
 from wannabet.backends import parse_target
 from wannabet.design import schedule
-from wannabet.engine import FakeEngine
-from wannabet.errors import ConnectError, Interrupted
-from wannabet.runner import run_experiment, with_overrides
+from wannabet.engine import FakeEngine, Progress, SampleRequest, SampleResult
+from wannabet.errors import ConnectError, Interrupted, SpecError
+from wannabet.runner import RunWarning, run_experiment, with_overrides
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
+from wannabet.targets import Target
 
 SPEC = textwrap.dedent(
     """\
@@ -117,3 +119,95 @@ def test_overrides() -> None:
     )
     assert (exp.sampling.samples, exp.sampling.duration_s, exp.sampling.seed) == (2, 0.5, 3)
     assert exp.sampling.warmup_s == 0.1 and exp.workload.sessions == 1
+
+
+def test_record_reaches_the_engine_and_the_runs_settings(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.duckdb")
+    exp = with_overrides(parse_experiment(SPEC, file="fake.toml"), record="0.25", warmup_s=0.5)
+    requests: list[SampleRequest] = []
+    results: list[SampleResult] = []
+
+    class Recording(FakeEngine):
+        def run_sample(
+            self, target: Target, request: SampleRequest, progress: Progress | None = None
+        ) -> SampleResult:
+            requests.append(request)
+            results.append(super().run_sample(target, request, progress))
+            return results[-1]
+
+    outcome = run_experiment(
+        exp,
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=store,
+        engine=Recording(transactions_per_sample=400),
+    )
+    info = store.run(outcome.run_id)
+    assert info.status == "complete" and info.samples == 8
+    assert info.settings["record"] == 0.25
+    # The engine's time budget is warm-up + duration; it marks the warm-up's transactions.
+    assert {(r.record, r.warmup_ns, r.duration_ns) for r in requests} == {
+        (0.25, 500_000_000, 1_500_000_000)
+    }
+    # A seeded quarter of the 8 × 400 transactions as rows (binomial sd 24.5); the summaries
+    # count all of them.
+    rows = sum(r.count for r in results)
+    assert 8 * 400 * 0.25 - 120 < rows < 8 * 400 * 0.25 + 120
+    assert sum(int(r.summaries.statuses["count"].sum()) for r in results) == 8 * 400
+
+
+def test_a_run_that_stores_no_rows_still_counts_its_successes(tmp_path: Path) -> None:
+    # The runner's own bookkeeping (TPS, "no transaction succeeded") reads the summaries, which
+    # count every transaction: with no rows it must not stop as if everything failed.
+    store = Store(tmp_path / "r.duckdb")
+    exp = with_overrides(parse_experiment(SPEC, file="fake.toml"), record="none")
+    finished: list[float] = []
+
+    class Observer(runner.SilentObserver):
+        def sample_finished(self, sample: object, result: object, tps: float) -> None:
+            finished.append(tps)
+
+    outcome = run_experiment(
+        exp,
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=store,
+        engine=FakeEngine(transactions_per_sample=50),
+        observer=Observer(),
+    )
+    assert outcome.status == "complete" and not outcome.failed_conditions
+    assert store.run(outcome.run_id).settings["record"] == "none"
+    assert len(finished) == 8 and all(tps > 0 for tps in finished)
+
+
+def test_a_run_projected_to_store_many_rows_warns_once_after_its_first_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "MANY_ROWS", 8 * 50 - 1)
+    warnings: list[RunWarning] = []
+    store = Store(tmp_path / "r.duckdb")
+    run_experiment(
+        parse_experiment(SPEC, file="fake.toml"),
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=store,
+        engine=FakeEngine(transactions_per_sample=50),
+        warn=warnings.append,
+    )
+    assert len(warnings) == 1
+    assert "about 400 transaction rows (50 in its first sample × 8 samples)" in str(warnings[0])
+    assert "[sampling] record = 0.01" in warnings[0].advice and '"none"' in warnings[0].advice
+
+    # At the threshold, or with fewer rows stored, no warning.
+    monkeypatch.setattr(runner, "MANY_ROWS", 8 * 50)
+    warnings.clear()
+    run_experiment(
+        parse_experiment(SPEC, file="fake.toml"),
+        target=parse_target(f"sqlite:///{tmp_path}/t2.db"),
+        store=store,
+        engine=FakeEngine(transactions_per_sample=50),
+        warn=warnings.append,
+    )
+    assert warnings == []
+
+
+def test_a_bad_record_option_names_the_option_and_an_example() -> None:
+    with pytest.raises(SpecError, match=r"--record.*got \"most\".*e\.g\. --record 0\.01"):
+        with_overrides(parse_experiment(SPEC, file="f"), record="most")

@@ -211,3 +211,35 @@ def test_bad_statistics_settings_name_the_key_and_line(table: str, key: str, fra
     err = error_for(text)
     assert err.key == key and fragment in str(err), str(err)
     assert err.line == text.count("\n")
+
+
+@pytest.mark.parametrize(
+    ("value", "fraction"),
+    [(None, 1.0), ('"all"', 1.0), ('"none"', 0.0), ("0.01", 0.01), ("0.5", 0.5)],
+)
+def test_record_keeps_all_none_or_a_fraction(value: str | None, fraction: float) -> None:
+    text = VALID if value is None else VALID.replace("seed = 7", f"seed = 7\nrecord = {value}")
+    sampling = parse_experiment(text, file="e").sampling
+    assert sampling.record == fraction
+    assert sampling.record_setting == {1.0: "all", 0.0: "none"}.get(fraction, fraction)
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ('"some"', 'got "some"'),
+        ('"nnoe"', 'did you mean "none"?'),
+        ("1", 'write "all"'),
+        ("0", 'write "none"'),
+        ("1.5", "got 1.5"),
+        ("-0.1", "got -0.1"),
+        ("true", "got True"),
+        ("nan", "got nan"),
+    ],
+)
+def test_a_bad_record_names_the_key_its_line_and_the_choices(value: str, fragment: str) -> None:
+    err = error_for(VALID.replace("seed = 7", f"seed = 7\nrecord = {value}"))
+    message = str(err)
+    line = VALID.count("\n", 0, VALID.index("seed = 7")) + 2
+    assert message.startswith(f"exp.toml:{line}: sampling.record: "), message
+    assert fragment in message

@@ -213,6 +213,10 @@ pub(crate) struct SampleCall<'py> {
     max_tries: u32,
     #[pyo3(attribute)]
     rate: f64,
+    #[pyo3(attribute)]
+    warmup_ns: u64,
+    #[pyo3(attribute)]
+    record: f64,
 }
 
 impl SampleCall<'_> {
@@ -239,6 +243,10 @@ impl SampleCall<'_> {
         if !(rate >= 0.0 && rate.is_finite()) {
             return Err(bad("rate must be >= 0"));
         }
+        let record = self.record;
+        if !(0.0..=1.0).contains(&record) {
+            return Err(bad("record must be a fraction from 0 to 1"));
+        }
         let client_id_slot = match self.client_id_slot {
             -1 => None,
             i if i >= 0 && (i as usize) < slots.len() => Some(i as usize),
@@ -257,6 +265,8 @@ impl SampleCall<'_> {
             abort_on_error,
             max_tries: self.max_tries.max(1),
             rate,
+            warmup_ns: self.warmup_ns,
+            record,
         })
     }
 }

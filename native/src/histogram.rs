@@ -47,6 +47,15 @@ impl LatencyHistogram {
         Self { inner }
     }
 
+    /// An empty histogram of the same layout whose counts already reach `max_ns`, so that
+    /// recording values up to it never allocates (it still grows past it).
+    pub fn with_max(max_ns: u64) -> Self {
+        let mut inner = Histogram::new_with_max(max_ns.clamp(2, MAX_VALUE_NS), SIGNIFICANT_DIGITS)
+            .expect("a maximum of at least 2 with 2 significant digits is valid");
+        inner.auto(true);
+        Self { inner }
+    }
+
     /// Counts one latency of `ns` nanoseconds; one above [`MAX_VALUE_NS`] counts as that.
     pub fn record(&mut self, ns: u64) {
         // With auto-resize the only error is a counts array longer than usize, which a u64
@@ -231,6 +240,19 @@ mod tests {
         assert_eq!(count, vec![3]);
         assert_eq!(hi, vec![MAX_VALUE_NS]);
         assert_eq!(lo, vec![MAX_VALUE_NS - ((1 << 55) - 1)]);
+    }
+
+    #[test]
+    fn a_presized_histogram_has_the_same_layout() {
+        let values = latencies(5, 10_000);
+        let mut h = LatencyHistogram::with_max(1_000_000);
+        for &v in &values {
+            h.record(v); // many exceed the presized maximum: it grows
+        }
+        assert_eq!(h.buckets(), histogram(&values).buckets());
+        let mut m = LatencyHistogram::with_max(10_000_000_000);
+        m.merge(&histogram(&values));
+        assert_eq!(m.buckets(), histogram(&values).buckets());
     }
 
     #[test]

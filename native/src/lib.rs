@@ -219,6 +219,7 @@ fn run_sample<'py>(
         cb.call1((p.ok, p.errors, p.elapsed_s, p.p99_ms))?;
     }
 
+    let summaries = summaries_dict(py, result.summaries)?;
     let c = result.columns;
     let cols = PyDict::new(py);
     cols.set_item("session", PyArray1::from_vec(py, c.session))?;
@@ -249,7 +250,41 @@ fn run_sample<'py>(
         counters.set_item(k, v)?;
     }
     out.set_item("counters", counters)?;
+    out.set_item("summaries", summaries)?;
     Ok(out)
+}
+
+/// The sample's summaries as three dicts of columns (`wannabet.store.summaries`).
+fn summaries_dict<'py>(py: Python<'py>, s: runner::Summaries) -> PyResult<Bound<'py, PyDict>> {
+    let m = s.moments;
+    let moments = PyDict::new(py);
+    moments.set_item("txn_type", PyArray1::from_vec(py, m.txn_type))?;
+    moments.set_item("warmup", PyArray1::from_vec(py, m.warmup))?;
+    moments.set_item("count", PyArray1::from_vec(py, m.count))?;
+    moments.set_item("sum_ms", PyArray1::from_vec(py, m.sum_ms))?;
+    moments.set_item("sumsq_ms", PyArray1::from_vec(py, m.sumsq_ms))?;
+    moments.set_item("sumlog_ms", PyArray1::from_vec(py, m.sumlog_ms))?;
+    moments.set_item("sumlog2_ms", PyArray1::from_vec(py, m.sumlog2_ms))?;
+    moments.set_item("min_ns", PyArray1::from_vec(py, m.min_ns))?;
+    moments.set_item("max_ns", PyArray1::from_vec(py, m.max_ns))?;
+    let st = s.statuses;
+    let statuses = PyDict::new(py);
+    statuses.set_item("txn_type", PyArray1::from_vec(py, st.txn_type))?;
+    statuses.set_item("warmup", PyArray1::from_vec(py, st.warmup))?;
+    statuses.set_item("status", PyArray1::from_vec(py, st.status))?;
+    statuses.set_item("count", PyArray1::from_vec(py, st.count))?;
+    let b = s.bins;
+    let bins = PyDict::new(py);
+    bins.set_item("txn_type", PyArray1::from_vec(py, b.txn_type))?;
+    bins.set_item("warmup", PyArray1::from_vec(py, b.warmup))?;
+    bins.set_item("lo_ns", PyArray1::from_vec(py, b.lo_ns))?;
+    bins.set_item("hi_ns", PyArray1::from_vec(py, b.hi_ns))?;
+    bins.set_item("count", PyArray1::from_vec(py, b.count))?;
+    let d = PyDict::new(py);
+    d.set_item("moments", moments)?;
+    d.set_item("statuses", statuses)?;
+    d.set_item("bins", bins)?;
+    Ok(d)
 }
 
 #[pymodule]

@@ -77,6 +77,10 @@ class SampleCall(Protocol):
     def max_tries(self) -> int: ...
     @property
     def rate(self) -> float: ...
+    @property
+    def warmup_ns(self) -> int: ...
+    @property
+    def record(self) -> float: ...
 
 class Columns(TypedDict):
     """One entry per transaction."""
@@ -90,10 +94,50 @@ class Columns(TypedDict):
     error_code: NDArray[np.int32]
     retries: NDArray[np.int32]
 
+class Moments(TypedDict):
+    """Per (txn_type, warmup) with a successful transaction: their latency moments
+    (``wannabet.store.summaries.MOMENT_COLUMNS``)."""
+
+    txn_type: NDArray[np.int16]
+    warmup: NDArray[np.bool_]
+    count: NDArray[np.int64]
+    sum_ms: NDArray[np.float64]
+    sumsq_ms: NDArray[np.float64]
+    sumlog_ms: NDArray[np.float64]
+    sumlog2_ms: NDArray[np.float64]
+    min_ns: NDArray[np.int64]
+    max_ns: NDArray[np.int64]
+
+class Statuses(TypedDict):
+    """Per (txn_type, warmup, status) that occurred: its count (``STATUS_COLUMNS``)."""
+
+    txn_type: NDArray[np.int16]
+    warmup: NDArray[np.bool_]
+    status: NDArray[np.int8]
+    count: NDArray[np.int64]
+
+class Bins(TypedDict):
+    """The non-empty latency histogram bins per (txn_type, warmup) (``BIN_COLUMNS``)."""
+
+    txn_type: NDArray[np.int16]
+    warmup: NDArray[np.bool_]
+    lo_ns: NDArray[np.int64]
+    hi_ns: NDArray[np.int64]
+    count: NDArray[np.int64]
+
+class Summaries(TypedDict):
+    """Every transaction of the sample, whether its row was kept or not."""
+
+    moments: Moments
+    statuses: Statuses
+    bins: Bins
+
 class SampleOutput(TypedDict):
     t0_ns: int
     end_ns: int
+    #: the rows kept (the request's ``record`` fraction of them)
     columns: Columns
+    summaries: Summaries
     #: ``error_code`` column value → SQLSTATE / SQLite code
     error_codes: list[str]
     #: code → first message seen with it

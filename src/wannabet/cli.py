@@ -135,6 +135,15 @@ def run(
     seed: Annotated[
         int | None, typer.Option(help="Seed of the run order and the scripts.", min=0)
     ] = None,
+    record: Annotated[
+        str | None,
+        typer.Option(
+            help="Which transactions to store as rows: all, none or a seeded fraction such as"
+            " 0.01 (default: the file's [sampling] record, else all). The per-sample summaries"
+            " count every transaction either way.",
+            show_default=False,
+        ),
+    ] = None,
     output: FormatOption = Format.table,
     stats: Annotated[
         bool | None,
@@ -161,7 +170,7 @@ def run(
         ),
     ] = None,
 ) -> None:
-    """Run an experiment and store every transaction."""
+    """Run an experiment and store its transactions (all, a fraction or none: --record)."""
     from wannabet.engine import NativeEngine
     from wannabet.render.progress import ProgressDisplay
     from wannabet.runner import prepare_run, run_experiment, with_overrides
@@ -174,6 +183,7 @@ def run(
         warmup_s=duration_option(warmup, "--warmup", allow_zero=True),
         sessions=sessions,
         seed=seed,
+        record=record,
     )
     store = Store(results)
     setup = prepare_run(
@@ -201,6 +211,10 @@ def run(
             observer=display,
             fresh_target=setup.fresh_target,
             statistics=setup.statistics,
+            # Printed through the display's console, above the live bar.
+            warn=lambda w: err_console.print(
+                f"[yellow]warning:[/yellow] {markup(str(w))}", highlight=False, soft_wrap=True
+            ),
         )
     _print_summary(store, outcome.run_id, output)
     for label, message in outcome.failed_conditions:

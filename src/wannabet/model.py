@@ -173,6 +173,24 @@ class SamplingPlan:
     cooldown_s: float = 0.0
     order: Order = "randomized-blocks"
     seed: int = 42
+    #: the fraction of transactions stored as rows: 1.0 every one (``record = "all"``), 0.0
+    #: none (``"none"``); the per-sample summaries always count every transaction
+    record: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.record <= 1.0:
+            raise ValueError(
+                f"record must be 'all', 'none' or a fraction between 0 and 1, got {self.record!r}"
+            )
+
+    @property
+    def record_setting(self) -> str | float:
+        """``record`` as the experiment file writes it: "all", "none" or the fraction."""
+        if self.record >= 1.0:
+            return "all"
+        if self.record <= 0.0:
+            return "none"
+        return self.record
 
 
 #: index → name of a transaction's ``status``; 0 is success. The engine's own copy is

@@ -18,13 +18,11 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-
-import numpy as np
 
 from wannabet import design
 from wannabet.backends import collector_for, parse_target
@@ -36,6 +34,7 @@ from wannabet.errors import Interrupted, QueryError, SpecError, TargetError, Wan
 from wannabet.model import Condition, Experiment, ScheduledSample, StatisticsPlan
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import split_sql
+from wannabet.spec import parse_record
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.targets import Target, redact
 from wannabet.version import tool_version
@@ -74,6 +73,22 @@ class SilentObserver:
 
 
 @dataclass(frozen=True, slots=True)
+class RunWarning:
+    """Something the user would want to change while the run goes on, and how."""
+
+    message: str
+    advice: str
+
+    def __str__(self) -> str:
+        return f"{self.message}; {self.advice}"
+
+
+#: projected rows of a run above which the runner suggests storing a fraction of them
+#: (a results file grows by about 40 bytes a row, and every analysis reads them all)
+MANY_ROWS = 20_000_000
+
+
+@dataclass(frozen=True, slots=True)
 class RunOutcome:
     run_id: int
     status: str
@@ -90,9 +105,21 @@ def with_overrides(
     warmup_s: float | None = None,
     sessions: int | None = None,
     seed: int | None = None,
+    record: str | None = None,
 ) -> Experiment:
-    """The experiment with command-line overrides applied."""
+    """The experiment with command-line overrides applied.
+
+    ``record`` is the text of ``--record`` ("all", "none" or a fraction such as "0.01").
+    """
     sampling = experiment.sampling
+    if record is not None:
+        try:
+            fraction = parse_record(record)
+        except ValueError as exc:
+            raise SpecError(
+                f"{exc}; e.g. --record 0.01", key="--record", file="command line"
+            ) from None
+        sampling = dataclasses.replace(sampling, record=fraction)
     if samples is not None:
         sampling = dataclasses.replace(sampling, samples=samples)
     if duration_s is not None:
@@ -237,6 +264,7 @@ def run_experiment(
     observer: RunObserver | None = None,
     fresh_target: bool = False,
     statistics: StatsOptions | None = None,
+    warn: Callable[[RunWarning], None] | None = None,
 ) -> RunOutcome:
     """Run every sample of ``experiment`` against ``target`` and store the results.
 
@@ -247,6 +275,9 @@ def run_experiment(
     statistics
         How per-sample database and OS statistics are collected (default: on). A sampler that
         fails becomes a warning stored with the samples, never a failed run.
+    warn
+        Receives what the user would want to change while the run goes on (at most once: a
+        run whose first sample projects more than :data:`MANY_ROWS` stored rows).
 
     Raises
     ------
@@ -265,7 +296,7 @@ def run_experiment(
     statistics = statistics or StatsOptions.of_plan(experiment.statistics)
     run_id = _create_run(store, experiment, target, plan, environment, statistics)
     observer.run_started(run_id, plan.conditions, plan.schedule)
-    run = _SampleLoop(experiment, target, store, engine, observer, plan, run_id)
+    run = _SampleLoop(experiment, target, store, engine, observer, plan, run_id, warn)
     stopped_by = [int(signal.SIGINT)]  # which signal stopped the run, set by the handler
     try:
         _setup(experiment, target, engine, fresh_target)
@@ -335,6 +366,8 @@ def _create_run(
         "cooldown_s": sampling.cooldown_s,
         "order": sampling.order,
         "seed": sampling.seed,
+        # "all", "none" or the fraction of transactions stored as rows
+        "record": sampling.record_setting,
         "rate": workload.rate,
         "on_error": workload.on_error,
         "max_tries": workload.max_tries,
@@ -386,8 +419,10 @@ class _SampleLoop:
         observer: RunObserver,
         plan: _Plan,
         run_id: int,
+        warn: Callable[[RunWarning], None] | None = None,
     ) -> None:
         self.experiment = experiment
+        self.warn = warn
         self.target = target
         self.store = store
         self.engine = engine
@@ -449,6 +484,8 @@ class _SampleLoop:
             on_error=workload.on_error,
             max_tries=workload.max_tries,
             rate=workload.rate or 0.0,
+            warmup_ns=warmup_ns,
+            record=sampling.record,
         )
         try:
             if collector is not None:
@@ -485,21 +522,49 @@ class _SampleLoop:
         # A Ctrl-C here waits until the sample is written: it is finished, so it is kept.
         self.store.add_sample(self.run_id, row, result.columns, result.error_codes)
         self.done += 1
+        if self.done == 1:
+            self._warn_of_many_rows(result.count)
         window_s = max(result.end_ns - row.measure_start_ns, 1) / 1e9
-        ok = result.columns["status"] == 0
-        measured = result.columns["start_ns"] >= row.measure_start_ns
-        self.observer.sample_finished(scheduled, result, float((ok & measured).sum()) / window_s)
-        self._tally(scheduled.condition_index, result, ok)
+        # From the summaries, which count every transaction whether its row was kept or not.
+        statuses = result.summaries.statuses
+        ok = statuses["status"] == 0
+        committed = int(statuses["count"][ok & ~statuses["warmup"]].sum())
+        self.observer.sample_finished(scheduled, result, committed / window_s)
+        self._tally(
+            scheduled.condition_index,
+            result,
+            succeeded=int(statuses["count"][ok].sum()),
+            transactions=int(statuses["count"].sum()),
+        )
 
-    def _tally(self, index: int, result: SampleResult, ok: np.ndarray) -> None:
+    def _warn_of_many_rows(self, rows: int) -> None:
+        """After the first sample: suggest storing fewer rows when the run would store more
+        than :data:`MANY_ROWS` (its first sample's rows times its samples)."""
+        samples = len(self.plan.schedule)
+        projected = rows * samples
+        if self.warn is None or projected <= MANY_ROWS:
+            return
+        self.warn(
+            RunWarning(
+                f"this run will store about {projected:,} transaction rows ({rows:,} in its"
+                f" first sample × {samples} samples), slow to write and to analyse",
+                'set [sampling] record = 0.01 (a seeded 1% of the rows) or "none" in the'
+                " experiment file, or --record 0.01; the per-sample summaries count every"
+                " transaction either way",
+            )
+        )
+
+    def _tally(
+        self, index: int, result: SampleResult, *, succeeded: int, transactions: int
+    ) -> None:
         """Count the sample's successes; stop the run when every condition has only failed."""
-        succeeded, first_error = self.succeeded, self.first_error
-        succeeded[index] = succeeded.get(index, 0) + int(ok.sum())
+        so_far, first_error = self.succeeded, self.first_error
+        so_far[index] = so_far.get(index, 0) + succeeded
         # No success so far and transactions in this sample: they all failed.
-        if not succeeded[index] and ok.size and index not in first_error:
+        if not so_far[index] and transactions and index not in first_error:
             message = next(iter(result.error_messages.values()), "no message")
             first_error[index] = redact(message, self.target.password)
-        if len(first_error) == len(self.plan.conditions) and not any(succeeded.values()):
+        if len(first_error) == len(self.plan.conditions) and not any(so_far.values()):
             # Every condition has run, with failures and not one success (a sample
             # without arrivals proves nothing): the script or the target is broken,
             # and more samples would only repeat the error.

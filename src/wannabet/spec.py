@@ -56,7 +56,16 @@ _WORKLOAD_KEYS = (
 _TRANSACTION_KEYS = ("name", "weight", "script")
 _FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql")
 _STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
-_SAMPLING_KEYS = ("samples", "duration", "transactions", "warmup", "cooldown", "order", "seed")
+_SAMPLING_KEYS = (
+    "samples",
+    "duration",
+    "transactions",
+    "warmup",
+    "cooldown",
+    "order",
+    "seed",
+    "record",
+)
 _ORDERS = ("randomized-blocks", "blocks", "sequential")
 #: the engine's integers are 64-bit; beyond this a value is a typo, not a plan
 _MAX_INT = 2**63 - 1
@@ -432,7 +441,49 @@ class _Reader:
             cooldown_s=self.duration(data, "cooldown", "sampling.cooldown", 0.0),
             order=order,
             seed=seed,
+            record=self.record(data),
         )
+
+    def record(self, data: Mapping[str, Any]) -> float:
+        """``[sampling] record``: "all", "none" or a fraction in (0, 1) → the fraction kept."""
+        try:
+            return parse_record(data.get("record", "all"))
+        except ValueError as exc:
+            raise self.fail("sampling.record", str(exc)) from None
+
+
+def parse_record(value: object) -> float:
+    """``record`` ("all", "none" or a fraction strictly between 0 and 1, as a number or as
+    text such as ``"0.01"``) → the fraction of transactions stored as rows.
+
+    Raises ValueError with the fix in its message.
+    """
+    if value == "all":
+        return 1.0
+    if value == "none":
+        return 0.0
+    fraction: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        fraction = float(value)
+    elif isinstance(value, str):
+        try:
+            fraction = float(value)
+        except ValueError:
+            fraction = None
+    if fraction is not None and 0.0 < fraction < 1.0:
+        return fraction
+    if fraction == 1.0:
+        raise ValueError('1 keeps every transaction: write "all"')
+    if fraction == 0.0:
+        raise ValueError('0 keeps no transaction: write "none"')
+    hint = ""
+    if isinstance(value, str) and fraction is None:
+        close = difflib.get_close_matches(value, ["all", "none"], n=1)
+        hint = f'; did you mean "{close[0]}"?' if close else ""
+    shown = repr(value) if not isinstance(value, str) else f'"{value}"'
+    raise ValueError(
+        f'must be "all", "none" or a fraction between 0 and 1 such as 0.01, got {shown}{hint}'
+    )
 
 
 def _level_text(value: Any) -> str:

@@ -31,14 +31,21 @@ pub struct Plan {
     pub slots: Vec<Value>,
     pub client_id_slot: Option<usize>,
     pub sessions: usize,
+    /// Warm-up + measurement: the sample's time budget (0: no time limit).
     pub duration_ns: u64,
+    /// A transaction that starts before t0 + warmup_ns is summarised as warm-up.
+    pub warmup_ns: u64,
     pub max_transactions: u64,
     pub seed: u64,
     pub abort_on_error: bool,
     pub max_tries: u32,
     pub rate: f64,
+    /// Probability that a transaction's row is kept (1: all, 0: none); the summaries
+    /// count every transaction either way.
+    pub record: f64,
 }
 
 pub(super) const STREAM_CHOOSE: u64 = 0;
 pub(super) const STREAM_FUNC: u64 = 1;
 pub(super) const STREAM_THROTTLE: u64 = 2;
+pub(super) const STREAM_RECORD: u64 = 3;

@@ -11,6 +11,7 @@ use super::gate::{Anchor, Gate, GateState};
 use super::plan::Plan;
 use super::progress::ThreadStats;
 use super::session::thread_main;
+use super::summary::{merge_sessions, SessionSummary, Summaries};
 use crate::backend::{Canceller, DbError, Target};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,6 +110,8 @@ pub(super) struct ThreadOut {
     pub(super) cpu_ns: u64,
     /// The client's counters of the database's work (see Session::counters).
     pub(super) counters: Vec<(&'static str, i64)>,
+    /// Every transaction of this session, recorded as a row or not.
+    pub(super) summary: SessionSummary,
 }
 
 impl ThreadOut {
@@ -162,7 +165,10 @@ pub struct Columns {
 pub struct SampleResult {
     pub t0_ns: i64,
     pub end_ns: i64,
+    /// The rows kept (all of them unless the plan's `record` is below 1).
     pub columns: Columns,
+    /// Every transaction's contribution, whether its row was kept or not.
+    pub summaries: Summaries,
     pub error_codes: Vec<String>,
     /// First message per code, in first-seen order.
     pub error_messages: Vec<(String, String)>,
@@ -311,6 +317,7 @@ pub(super) fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
+    let summaries = merge_sessions(outs.iter().map(|o| &o.summary));
     let n: usize = outs
         .iter()
         .flat_map(|o| o.chunks.iter())
@@ -381,6 +388,7 @@ fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
         t0_ns: anchor.wall_ns,
         end_ns: anchor.ns(end),
         columns: c,
+        summaries,
         error_codes: codes,
         error_messages: messages,
         sessions_lost: lost,

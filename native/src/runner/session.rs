@@ -8,10 +8,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::gate::{Anchor, Arrival};
-use super::plan::{Command, Transaction, STREAM_CHOOSE, STREAM_FUNC, STREAM_THROTTLE};
+use super::plan::{
+    Command, Transaction, STREAM_CHOOSE, STREAM_FUNC, STREAM_RECORD, STREAM_THROTTLE,
+};
 use super::sample::{
     panic_text, thread_cpu_ns, Fatal, FatalKind, PrepareFailure, Rec, Shared, ThreadOut, CHUNK,
 };
+use super::summary::SessionSummary;
 use crate::backend::{self, DbError, Session, Status, WithSession};
 use crate::script::{eval, Prng, ScriptError, Value};
 
@@ -217,6 +220,14 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
     let mut rng_choose = Prng::new(plan.seed, idx as u64, STREAM_CHOOSE);
     let mut rng_func = Prng::new(plan.seed, idx as u64, STREAM_FUNC);
     let mut rng_throttle = Prng::new(plan.seed, idx as u64, STREAM_THROTTLE);
+    // Which rows are kept: a Bernoulli draw per transaction (pgbench's --sampling-rate), on a
+    // stream of its own so the workload's random choices are the same whatever the rate.
+    let mut rng_record = Prng::new(plan.seed, idx as u64, STREAM_RECORD);
+    let record = plan.record;
+    let warmup_end_ns = t0
+        .wall_ns
+        .saturating_add(plan.warmup_ns.min(i64::MAX as u64) as i64);
+    out.summary = SessionSummary::new(plan.transactions.len());
 
     let total_weight: u64 = plan.transactions.iter().map(|t| t.weight).sum();
     let deadline =
@@ -236,6 +247,7 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
     } else {
         CHUNK
     };
+    let expect = (expect as f64 * record.clamp(0.0, 1.0)).ceil() as usize;
     out.chunks.push(Vec::with_capacity(expect.clamp(16, CHUNK)));
     s.reset_counters();
     let cpu0 = thread_cpu_ns();
@@ -322,7 +334,7 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
             Ok(()) => (Status::Ok, -1),
             Err(e) => (e.status, out.code_of(e)),
         };
-        out.push(Rec {
+        let rec = Rec {
             intended: t0.ns(intended),
             start: t0.ns(start),
             end: t0.ns(end),
@@ -330,7 +342,20 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
             retries: retries as i32,
             txn: t as i16,
             status: status as i8,
-        });
+        };
+        // The same wall-clock values as the row, so the summaries equal those computed from
+        // the rows (`wannabet.store.summaries.from_columns`).
+        out.summary.record(
+            t,
+            rec.start < warmup_end_ns,
+            rec.status,
+            rec.intended,
+            rec.end,
+        );
+        let keep = record >= 1.0 || (record > 0.0 && rng_record.double() < record);
+        if keep {
+            out.push(rec);
+        }
         stats.record(
             status == Status::Ok,
             end.saturating_duration_since(intended).as_nanos() as u64,

@@ -59,6 +59,8 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
         abort_on_error: false,
         max_tries: 1,
         rate: 0.0,
+        warmup_ns: 0,
+        record: 1.0,
     }
 }
 
@@ -105,6 +107,14 @@ fn sqlite_sample() {
         .status
         .iter()
         .all(|&s| s == 0 || s == Status::Constraint as i8));
+    // The summaries count every transaction: 2 successes, 498 violations, one type.
+    let st = &r.summaries.statuses;
+    assert_eq!(st.txn_type, vec![0, 0]);
+    assert_eq!(st.warmup, vec![false, false]);
+    assert_eq!(st.status, vec![0, Status::Constraint as i8]);
+    assert_eq!(st.count, vec![2, 498]);
+    assert_eq!(r.summaries.moments.count, vec![2]);
+    assert_eq!(r.summaries.bins.count.iter().sum::<i64>(), 2);
     assert_eq!(
         r.error_codes,
         vec!["SQLITE_CONSTRAINT_PRIMARYKEY".to_string()]

@@ -10,6 +10,7 @@ import numpy as np
 
 from wannabet.engine.program import Program
 from wannabet.model import OnError
+from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target
 
 #: (committed so far, errors so far, seconds since the sample started, p99 latency in ms so far)
@@ -38,19 +39,32 @@ class SampleRequest:
     on_error: OnError = "continue"
     max_tries: int = 1
     rate: float = 0.0  # 0: closed loop
+    #: a transaction that starts in the first ``warmup_ns`` (part of ``duration_ns``) is
+    #: summarised as warm-up
+    warmup_ns: int = 0
+    #: probability that a transaction's row is returned (1: every row, 0: none); the
+    #: summaries always count every transaction
+    record: float = 1.0
 
     def __post_init__(self) -> None:
         if self.duration_ns <= 0 and self.max_transactions <= 0:
             raise ValueError("a sample needs a duration or a transaction count")
         if self.sessions < 1:
             raise ValueError("a sample needs at least one session")
+        if self.warmup_ns < 0:
+            raise ValueError(f"warmup_ns must be >= 0, got {self.warmup_ns}")
+        if not 0.0 <= self.record <= 1.0:
+            raise ValueError(f"record must be a fraction from 0 to 1, got {self.record}")
 
 
 @dataclass(frozen=True, slots=True)
 class SampleResult:
     t0_ns: int
     end_ns: int
+    #: the rows kept (every transaction unless the request's ``record`` is below 1)
     columns: Mapping[str, np.ndarray]
+    #: every transaction's moments, status counts and latency histogram, per type and phase
+    summaries: SampleSummaries = field(default_factory=SampleSummaries.empty)
     error_codes: tuple[str, ...] = ()
     error_messages: Mapping[str, str] = field(default_factory=dict)
     sessions_lost: int = 0

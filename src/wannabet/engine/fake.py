@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from wannabet.engine.base import Progress, SampleRequest, SampleResult
 from wannabet.errors import ConnectError
+from wannabet.store.summaries import from_columns
 from wannabet.targets import Target
 
 
@@ -70,17 +73,20 @@ class FakeEngine:
         txn_type = rng.choice(len(weights), size=n, p=weights / weights.sum()).astype(np.int16)
         if progress is not None:
             progress(n, 0, (int(end.max()) - t0) / 1e9, float(np.percentile(latency, 99)) / 1e6)
-        return SampleResult(
-            t0_ns=t0,
-            end_ns=int(end.max()),
-            columns={
-                "session": session,
-                "txn_type": txn_type,
-                "intended_start_ns": start.copy(),
-                "start_ns": start,
-                "end_ns": end,
-                "status": np.zeros(n, dtype=np.int8),
-                "error_code": np.full(n, -1, dtype=np.int32),
-                "retries": np.zeros(n, dtype=np.int32),
-            },
-        )
+        columns: dict[str, NDArray[Any]] = {
+            "session": session,
+            "txn_type": txn_type,
+            "intended_start_ns": start.copy(),
+            "start_ns": start,
+            "end_ns": end,
+            "status": np.zeros(n, dtype=np.int8),
+            "error_code": np.full(n, -1, dtype=np.int32),
+            "retries": np.zeros(n, dtype=np.int32),
+        }
+        # Like the engine: the summaries count every transaction, the rows are a seeded
+        # Bernoulli selection (a stream of its own, so the latencies do not depend on it).
+        summaries = from_columns(columns, t0 + request.warmup_ns)
+        if request.record < 1.0:
+            keep = np.random.default_rng([request.seed, 3]).random(n) < request.record
+            columns = {name: values[keep] for name, values in columns.items()}
+        return SampleResult(t0_ns=t0, end_ns=int(end.max()), columns=columns, summaries=summaries)

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from wannabet.engine.base import COLUMNS, Progress, SampleRequest, SampleResult
 from wannabet.errors import ConnectError, QueryError, WannabetError
+from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target, redact
 
 try:
@@ -52,6 +53,8 @@ class _NativeRequest:
     on_error: str
     max_tries: int
     rate: float
+    warmup_ns: int
+    record: float
 
     @classmethod
     def of(cls, target: Target, request: SampleRequest) -> _NativeRequest:
@@ -69,6 +72,8 @@ class _NativeRequest:
             on_error=request.on_error,
             max_tries=request.max_tries,
             rate=request.rate,
+            warmup_ns=request.warmup_ns,
+            record=request.record,
         )
 
 
@@ -147,10 +152,16 @@ class NativeEngine:
         columns: dict[str, NDArray[Any]] = {
             name: arrays[name].astype(dtype, copy=False) for name, dtype in COLUMNS
         }
+        summaries = raw["summaries"]
         return SampleResult(
             t0_ns=raw["t0_ns"],
             end_ns=raw["end_ns"],
             columns=columns,
+            summaries=SampleSummaries(
+                moments=cast("Mapping[str, NDArray[Any]]", summaries["moments"]),
+                statuses=cast("Mapping[str, NDArray[Any]]", summaries["statuses"]),
+                bins=cast("Mapping[str, NDArray[Any]]", summaries["bins"]),
+            ),
             error_codes=tuple(raw["error_codes"]),
             error_messages={
                 k: redact(v, target.password) for k, v in raw["error_messages"].items()
