@@ -520,7 +520,14 @@ class _SampleLoop:
             stats=stats,
         )
         # A Ctrl-C here waits until the sample is written: it is finished, so it is kept.
-        self.store.add_sample(self.run_id, row, result.columns, result.error_codes)
+        self.store.add_sample(
+            self.run_id,
+            row,
+            result.columns,
+            result.error_codes,
+            summaries=result.summaries,
+            recorded=sampling.record,
+        )
         self.done += 1
         if self.done == 1:
             self._warn_of_many_rows(result.count)
