@@ -35,25 +35,41 @@ def engine_section(result: SampleResult, transaction_names: Sequence[str] = ()) 
     commits of each type, so that a type can be the unit of work.
     """
     cols = result.columns
-    ok = cols["status"] == 0
     start = np.asarray(cols["start_ns"], dtype=np.int64)
     end = np.asarray(cols["end_ns"], dtype=np.int64)
+    # Counts come from the summaries, which cover every transaction; the rows may be a sample
+    # of them ([sampling] record). Results built without summaries count their rows.
+    statuses = result.summaries.statuses
+    if len(statuses["count"]):
+        txn, status, n = statuses["txn_type"], statuses["status"], statuses["count"]
+    else:
+        txn, status = cols["txn_type"], cols["status"]
+        n = np.ones(len(start), dtype=np.int64)
+    ok = status == 0
+    transactions = int(n.sum())
+    # Time the sessions spent inside transactions (from start, not from intended start: an open
+    # loop's schedule lag is not work the database did). Kept rows are a seeded uniform sample,
+    # so their busy time scaled to every transaction estimates the whole; none kept: unknown.
+    busy_ns = float(np.sum(end - start)) if len(start) else 0.0
+    busy_s: float | None = busy_ns / 1e9 * (transactions / len(start)) if len(start) else None
     values: dict[str, Any] = {
         # The whole sample, warm-up included, as the server-side snapshots see it.
         "elapsed_s": max(result.end_ns - result.t0_ns, 0) / 1e9,
-        "committed": int(np.count_nonzero(ok)),
-        "transactions": len(start),
-        # Time the sessions spent inside transactions (from start, not from intended start:
-        # an open loop's schedule lag is not work the database did).
-        "busy_s": float(np.sum(end - start)) / 1e9 if len(start) else 0.0,
+        "committed": int(n[ok].sum()),
+        "transactions": transactions,
+        "busy_s": busy_s if transactions else 0.0,
         "cpu_s": (sum(result.session_cpu_ns) / 1e9) if result.session_cpu_ns else None,
         "session_cpu_s": [ns / 1e9 for ns in result.session_cpu_ns],
     }
     values.update({k: int(v) for k, v in result.counters.items()})
     if transaction_names:
-        counts = np.bincount(cols["txn_type"][ok], minlength=len(transaction_names))
+        counts = np.bincount(
+            np.asarray(txn[ok], dtype=np.int64),
+            weights=n[ok],
+            minlength=len(transaction_names),
+        )
         values["committed_by_type"] = {
-            name: int(n) for name, n in zip(transaction_names, counts, strict=False)
+            name: int(c) for name, c in zip(transaction_names, counts, strict=False)
         }
     return Section("engine", values)
 
