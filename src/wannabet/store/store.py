@@ -24,10 +24,11 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from wannabet.analysis import histogram
 from wannabet.errors import ImportError_, StoreError, UnknownRun
 from wannabet.model import STATUS_NAMES
 from wannabet.store import queries
-from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION, latency_ms, summary_inserts
+from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION, summary_inserts
 from wannabet.store.summaries import SampleSummaries, from_columns
 
 DEFAULT_RESULTS = "wannabet.duckdb"
@@ -893,25 +894,40 @@ class Store:
     def condition_summaries(
         self, run_id: int, *, include_warmup: bool = False
     ) -> list[ConditionSummary]:
-        """Totals and latency percentiles per condition, computed inside DuckDB."""
-        warm = "" if include_warmup else "AND NOT t.warmup"
+        """Totals and latency percentiles per condition, from the per-sample summaries.
+
+        Counts, errors by status, the mean and the maximum are exact; the percentiles come from
+        the merged latency histograms (the bin holding the order statistic, reported at its
+        midpoint: within 1/256 of the exact value, see :mod:`wannabet.analysis.histogram`).
+        The cost grows with samples and bins, not with transactions.
+        """
+        warm = "" if include_warmup else "AND NOT x.warmup"
+        # An import that kept only aggregates is summarised from its aggregates alone.
+        aggregates_only = self.run(run_id).aggregates_only
         with self._connect() as con:
             rows = con.execute(
                 f"""
-                WITH lat AS (
-                    SELECT s.condition_id,
-                           {latency_ms("t")} AS ms, t.status
-                    FROM transactions t JOIN samples s USING (run_id, sample_id)
-                    WHERE t.run_id = ? {warm}
+                WITH by_status AS (
+                    SELECT s.condition_id, x.status, sum(x.count) AS n
+                    FROM sample_statuses x JOIN samples s USING (run_id, sample_id)
+                    WHERE x.run_id = ? {warm} GROUP BY ALL
+                ),
+                counts AS (
+                    SELECT condition_id, sum(n) AS n,
+                           coalesce(sum(n) FILTER (WHERE status <> 'ok'), 0) AS errors,
+                           map_from_entries(list((status, n::BIGINT)) FILTER (WHERE status <> 'ok'))
+                               AS by_status
+                    FROM by_status GROUP BY condition_id
+                ),
+                moments AS (
+                    SELECT s.condition_id, sum(x.sum_ms) / nullif(sum(x.count), 0) AS mean,
+                           max(x.max_ns) / 1e6 AS mx
+                    FROM sample_moments x JOIN samples s USING (run_id, sample_id)
+                    WHERE x.run_id = ? {warm} GROUP BY s.condition_id
                 ),
                 agg AS (
-                    SELECT condition_id, count(*) AS n,
-                           count(*) FILTER (WHERE status <> 'ok') AS errors,
-                           avg(ms) FILTER (WHERE status = 'ok') AS mean,
-                           quantile_cont(ms, [0.5, 0.95, 0.99]) FILTER (WHERE status = 'ok') AS q,
-                           max(ms) FILTER (WHERE status = 'ok') AS mx,
-                           histogram(status) FILTER (WHERE status <> 'ok') AS by_status
-                    FROM lat GROUP BY condition_id
+                    SELECT condition_id, n, errors, m.mean, NULL AS q, m.mx, by_status
+                    FROM counts LEFT JOIN moments m USING (condition_id)
                 ),
                 per_sample AS (
                     SELECT condition_id, count(*) AS samples,
@@ -926,12 +942,19 @@ class Store:
                 LEFT JOIN per_sample p USING (condition_id)
                 WHERE c.run_id = ? ORDER BY c.condition_id
                 """,
-                [run_id, run_id, run_id],
+                [run_id, run_id, run_id, run_id],
             ).fetchall()
             aggregated = _aggregate_summaries(con, run_id)
+            bins = queries.condition_bins(con, run_id, include_warmup=include_warmup)
+            labels = dict(
+                con.execute(
+                    "SELECT condition_id, label FROM conditions WHERE run_id = ?", [run_id]
+                ).fetchall()
+            )
+        percentiles = _percentiles_ms(bins, labels, (0.5, 0.95, 0.99))
         out = []
-        for label, samples, n, errors, tps, mean, q, mx, by_status, lost in rows:
-            q = q or [None, None, None]
+        for label, samples, n, errors, tps, mean, _, mx, by_status, lost in rows:
+            q = percentiles.get(label, [None, None, None])
             out.append(
                 ConditionSummary(
                     condition=label,
@@ -950,7 +973,7 @@ class Store:
                     sessions_lost=int(lost),
                 )
             )
-            if not n and label in aggregated:
+            if aggregates_only and label in aggregated:
                 # An import that kept only aggregates: its counts, and only the latency
                 # figures the aggregates determine exactly (no percentiles are invented).
                 a_n, a_errors, a_mean, a_q, a_max, a_by_status = aggregated[label]
@@ -1097,6 +1120,25 @@ def _fill_summaries(con: duckdb.DuckDBPyConnection, run_id: int, first_sample_id
     where = f"t.run_id = {int(run_id)} AND t.sample_id >= {int(first_sample_id)}"
     for sql in summary_inserts(where):
         con.execute(sql)
+
+
+def _percentiles_ms(
+    bins: queries.ConditionBins, labels: Mapping[int, str], qs: Sequence[float]
+) -> dict[str, list[float | None]]:
+    """Per condition label (``labels``: condition id → label), the quantiles ``qs`` of its
+    merged latency histogram in ms; conditions without a successful transaction are left out."""
+    out: dict[str, list[float | None]] = {}
+    for cid, label in labels.items():
+        mine = bins.condition_id == cid
+        if not mine.any():
+            continue
+        h = histogram.Histogram(
+            bins.lo_ns[mine].astype(np.uint64),
+            bins.hi_ns[mine].astype(np.uint64),
+            bins.count[mine].astype(np.uint64),
+        )
+        out[label] = [float(v) / 1e6 for v in histogram.quantiles(h, qs)]
+    return out
 
 
 def _aggregate_summaries(
