@@ -747,6 +747,12 @@ def report(
     from wannabet.reports import gather_report
     from wannabet.verdicts import comparison_options
 
+    if output is ReportFormat.html and output_file is None:
+        raise SpecError(
+            "the HTML report needs a file to go to; add -o report.html",
+            key="--output",
+            file="command line",
+        )
     store = Store(results, read_only=True)
     # The experiment file's [bayes] table applies here as it does to compare.
     options = comparison_options(
@@ -762,12 +768,6 @@ def report(
         bayes=bayes,
         bayes_model=None if bayes_model is None else bayes_model.value,
     )
-    if output is ReportFormat.html and output_file is None:
-        raise SpecError(
-            "the HTML report needs a file to go to; add -o report.html",
-            key="--output",
-            file="command line",
-        )
     built = render_report(
         gather_report(store, run_ids or (), options, html=output is ReportFormat.html)
     )
