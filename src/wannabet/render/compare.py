@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from wannabet.documents import BayesDocument, ComparisonDocument
-from wannabet.render.format import clean_strings, fmt_num, interval, p_value, pct
+from wannabet.render.format import clean_strings, fixed, fmt_num, interval, p_value, pct
 
 _VERDICT_STYLE = {
     "faster": "bold green",
@@ -157,9 +157,9 @@ def _bayes_tables(doc: ComparisonDocument, b: BayesDocument) -> list[Any]:
                 escape(f"{c['condition']} vs {c['baseline']}"),
                 pct(p["mean_pct"]),
                 interval(p["hdi_pct"], "%"),
-                "–" if p["p_faster"] is None else f"{p['p_faster']:.3f}",
-                "–" if p["rhat_max"] is None else f"{p['rhat_max']:.3f}",
-                "–" if p["ess_min"] is None else f"{p['ess_min']:.0f}",
+                fixed(p["p_faster"], 3),
+                fixed(p["rhat_max"], 3),
+                fixed(p["ess_min"], 0),
                 f"[{style}]{p['rope_decision']}[/{style}]" if style else p["rope_decision"],
             )
         out.append(table)

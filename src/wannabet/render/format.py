@@ -54,6 +54,11 @@ def p_value(p: float | None) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def fixed(value: float | None, digits: int) -> str:
+    """``value`` with ``digits`` decimals (a probability, R-hat, ESS); ``–`` when unknown."""
+    return MISSING if value is None else format(value, f".{digits}f")
+
+
 def pct(x: float | None) -> str:
     """A signed relative change: ``+3.2%``."""
     return MISSING if x is None else f"{x:+.1f}%"

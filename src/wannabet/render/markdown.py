@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wannabet.documents import ComparisonDocument
-from wannabet.render.format import cell, fmt_num, interval, p_value, pct, strip_control
+from wannabet.render.format import cell, fixed, fmt_num, interval, p_value, pct, strip_control
 
 
 def _width(text: str) -> int:
@@ -193,9 +193,9 @@ def bayes_markdown(doc: ComparisonDocument) -> str:
             c["baseline"],
             pct(p["mean_pct"]),
             interval(p["hdi_pct"], "%"),
-            f"{p['p_faster']:.3f}",
-            "–" if p["rhat_max"] is None else format(p["rhat_max"], ".3f"),
-            "–" if p["ess_min"] is None else format(p["ess_min"], ".0f"),
+            fixed(p["p_faster"], 3),
+            fixed(p["rhat_max"], 3),
+            fixed(p["ess_min"], 0),
             f"**{p['rope_decision']}**",
         ]
         for c in doc["comparisons"]
