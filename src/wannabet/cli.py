@@ -261,7 +261,13 @@ def _print_summary(
     from wannabet.render import summary as render
     from wannabet.reports import run_summary
 
-    shown = run_summary(store, run_id, include_warmup=include_warmup, unit=unit)
+    shown = run_summary(
+        store,
+        run_id,
+        include_warmup=include_warmup,
+        unit=unit,
+        verdict=output is Format.markdown,
+    )
     info, rows, units, types = shown.run, shown.rows, shown.units, shown.types
     if output is Format.json:
         sys.stdout.write(render.summary_json(info, rows, units, types) + "\n")
@@ -269,8 +275,6 @@ def _print_summary(
         sys.stdout.write(render.summary_csv(rows, types))
     elif output is Format.markdown:
         from wannabet.render.markdown import verdict_markdown
-        from wannabet.reports import gather_report
-        from wannabet.verdicts import ComparisonOptions
 
         sys.stdout.write(render.summary_markdown(info, rows))
         if types:
@@ -278,9 +282,7 @@ def _print_summary(
         if units:
             sys.stdout.write("\n" + render.unit_of_work_markdown(units))
         # The same verdict table as `compare` and `report --format markdown`.
-        doc = gather_report(
-            store, [info.run_id], ComparisonOptions(include_warmup=include_warmup), html=False
-        ).doc
+        doc = shown.verdict
         if doc is not None and doc["comparisons"]:
             sys.stdout.write("\n" + verdict_markdown(doc))
     else:

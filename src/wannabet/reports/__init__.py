@@ -273,13 +273,22 @@ class RunSummary:
     units: list[UnitOfWorkResult]
     #: per condition and transaction type (pgbench ``-r``); empty with fewer than two types
     types: list[TypeSummary] = field(default_factory=list)
+    #: the verdict document ``compare`` gives for the run (asked for with ``verdict=True``);
+    #: None when not asked, or when the analysis refuses
+    verdict: ComparisonDocument | None = None
 
 
 def run_summary(
-    store: Store, run_id: int | None = None, *, include_warmup: bool = False, unit: str = "commit"
+    store: Store,
+    run_id: int | None = None,
+    *,
+    include_warmup: bool = False,
+    unit: str = "commit",
+    verdict: bool = False,
 ) -> RunSummary:
     """The run's per-condition summary and its unit-of-work results (``unit``: ``commit`` or a
-    transaction type's name); the latest run when ``run_id`` is None."""
+    transaction type's name); the latest run when ``run_id`` is None. With ``verdict``, also the
+    comparison ``compare`` makes of the run's conditions (Markdown's summary shows it)."""
     from wannabet.work import unit_of_work_for_run
 
     info = store.run(run_id)
@@ -290,4 +299,8 @@ def run_summary(
         if info.aggregates_only
         else load_type_summaries(store, info, include_warmup=include_warmup)
     )
-    return RunSummary(info, rows, units, types)
+    doc = None
+    if verdict:
+        options = ComparisonOptions(include_warmup=include_warmup)
+        doc = gather_report(store, [info.run_id], options, html=False).doc
+    return RunSummary(info, rows, units, types, doc)
