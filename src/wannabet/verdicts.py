@@ -236,26 +236,8 @@ def analyze_statistics(
                     g = dataclasses.replace(g, condition=label)
                     environments[label] = flatten_environment(info.environment or {})
                 groups.append(g)
-        labels = [g.condition for g in groups]
         baseline = options.baseline
-        if baseline is not None and baseline in dict(excluded):
-            raise SpecError(
-                f"the baseline {baseline!r} has {why} to compare with; choose another --baseline",
-                key="--baseline",
-                file="command line",
-            )
-        if not groups:
-            raise AnalysisError(
-                f"no condition has a value to compare ({why} in any of them); see `wannabet"
-                " summary` for the errors"
-            )
-        if baseline is not None and baseline not in labels:
-            where = "these runs" if several else f"run {runs[0].run_id}"
-            raise SpecError(
-                f"no condition {baseline!r} in {where}; conditions: {', '.join(labels)}",
-                key="--baseline",
-                file="command line",
-            )
+        _check_baseline(baseline, [g.condition for g in groups], excluded, why, runs)
         result = compare_statistic(
             groups,
             stat=stat,
@@ -350,25 +332,7 @@ def analyze_runs(
                 g = dataclasses.replace(g, condition=f"{info.run_id}:{g.condition}")
                 environments[g.condition] = flatten_environment(info.environment or {})
             groups.append(g)
-    labels = [g.condition for g in groups]
-    if baseline is not None and baseline in dict(excluded):
-        raise SpecError(
-            f"the baseline {baseline!r} has {why} to compare with; choose another --baseline",
-            key="--baseline",
-            file="command line",
-        )
-    if not groups:
-        raise AnalysisError(
-            f"no condition has a value to compare ({why} in any of them); see `wannabet summary`"
-            " for the errors"
-        )
-    if baseline is not None and baseline not in labels:
-        where = "these runs" if several else f"run {runs[0].run_id}"
-        raise SpecError(
-            f"no condition {baseline!r} in {where}; conditions: {', '.join(labels)}",
-            key="--baseline",
-            file="command line",
-        )
+    _check_baseline(baseline, [g.condition for g in groups], excluded, why, runs)
     result = compare(
         groups,
         baseline=baseline,
@@ -492,3 +456,32 @@ def flatten_environment(environment: Mapping[str, Any]) -> dict[str, str]:
 
 def _describe(info: RunInfo) -> RunDocument:
     return {k: v for k, v in info.to_dict().items() if k not in ("settings", "environment")}
+
+
+def _check_baseline(
+    baseline: str | None,
+    labels: Sequence[str],
+    excluded: Sequence[tuple[str, str]],
+    why: str,
+    runs: Sequence[RunInfo],
+) -> None:
+    """Refuse, with one line, a comparison that has nothing to compare or a baseline that is
+    excluded (``why``: what it lacks) or not among the compared ``labels``."""
+    if baseline is not None and baseline in dict(excluded):
+        raise SpecError(
+            f"the baseline {baseline!r} has {why} to compare with; choose another --baseline",
+            key="--baseline",
+            file="command line",
+        )
+    if not labels:
+        raise AnalysisError(
+            f"no condition has a value to compare ({why} in any of them); see `wannabet summary`"
+            " for the errors"
+        )
+    if baseline is not None and baseline not in labels:
+        where = "these runs" if len(runs) > 1 else f"run {runs[0].run_id}"
+        raise SpecError(
+            f"no condition {baseline!r} in {where}; conditions: {', '.join(labels)}",
+            key="--baseline",
+            file="command line",
+        )
