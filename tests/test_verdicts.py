@@ -183,8 +183,6 @@ def _conforms(value: Any, hint: Any, where: str) -> None:
 @pytest.mark.parametrize("bayes", [False, True], ids=["plain", "bayes"])
 def test_the_document_has_exactly_the_typed_keys(tmp_path: Path, bayes: bool) -> None:
     store = two_runs(tmp_path)
-    if bayes:
-        pytest.importorskip("arviz_stats")
     options = BayesOptions(model="gamma", seed=1) if bayes else None
     for runs in ([1], [1, 2]):
         doc = compare_runs(store, runs, bayes=options)
