@@ -124,11 +124,6 @@ def transaction_type_id(store: Store, run: RunInfo, name: str) -> int:
     )
 
 
-def _u64(column: Any) -> NDArray[np.uint64]:
-    """A bin column of the store (BIGINT, never negative) as the histogram's uint64."""
-    return np.asarray(column).astype(np.uint64)
-
-
 def load_condition_samples(
     store: Store,
     run: RunInfo,
@@ -275,14 +270,9 @@ def load_type_summaries(
                     np.asarray(measured.condition_id, dtype=np.int64) == c.condition_id
                 ].sum()
             )
-            b = np.asarray(bins.condition_id, dtype=np.int64) == c.condition_id
             latency: dict[str, float | None] = dict.fromkeys(("mean", "p50", "p95", "p99", "max"))
             if n_ok > 0:
-                h = histogram.Histogram(
-                    _u64(np.asarray(bins.lo_ns)[b]),
-                    _u64(np.asarray(bins.hi_ns)[b]),
-                    _u64(np.asarray(bins.count)[b]),
-                )
+                h = queries.condition_histogram(bins, c.condition_id)
                 p50, p95, p99 = (histogram.quantiles(h, [0.5, 0.95, 0.99]) / 1e6).tolist()
                 latency = {
                     "mean": float(np.asarray(moments.sum_ms, dtype=np.float64)[m].sum()) / n_ok,
@@ -322,12 +312,6 @@ def load_type_histograms(
             bins = queries.condition_bins(
                 con, run.run_id, txn_type=t, include_warmup=include_warmup
             )
-            cid = np.asarray(bins.condition_id, dtype=np.int64)
             for c, label in labels.items():
-                m = cid == c
-                out[label][tname] = histogram.Histogram(
-                    _u64(np.asarray(bins.lo_ns)[m]),
-                    _u64(np.asarray(bins.hi_ns)[m]),
-                    _u64(np.asarray(bins.count)[m]),
-                )
+                out[label][tname] = queries.condition_histogram(bins, c)
     return out

@@ -574,6 +574,16 @@ def histograms_by_sample(bins: SampleBins) -> dict[int, histogram.Histogram]:
     }
 
 
+def condition_histogram(bins: ConditionBins, condition_id: int) -> histogram.Histogram:
+    """The histogram of one condition out of :func:`condition_bins` (empty when it has none)."""
+    mine = bins.condition_id == condition_id
+    return histogram.Histogram(
+        bins.lo_ns[mine].astype(np.uint64),
+        bins.hi_ns[mine].astype(np.uint64),
+        bins.count[mine].astype(np.uint64),
+    )
+
+
 def condition_bins(
     con: duckdb.DuckDBPyConnection,
     run_id: int,

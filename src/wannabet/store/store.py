@@ -1129,14 +1129,9 @@ def _percentiles_ms(
     merged latency histogram in ms; conditions without a successful transaction are left out."""
     out: dict[str, list[float | None]] = {}
     for cid, label in labels.items():
-        mine = bins.condition_id == cid
-        if not mine.any():
+        if not (bins.condition_id == cid).any():
             continue
-        h = histogram.Histogram(
-            bins.lo_ns[mine].astype(np.uint64),
-            bins.hi_ns[mine].astype(np.uint64),
-            bins.count[mine].astype(np.uint64),
-        )
+        h = queries.condition_histogram(bins, cid)
         out[label] = [float(v) / 1e6 for v in histogram.quantiles(h, qs)]
     return out
 
