@@ -316,6 +316,7 @@ def two_type_sample(
     warmup_ns: int = 0,
     rate: float = 0.0,
     record: float = 1.0,
+    max_rows: int = 0,
 ) -> SampleResult:
     """Deposits that succeed and sign-ups that mostly violate a primary key."""
     experiment = parse_experiment(TWO_TYPES, file="e")
@@ -329,6 +330,7 @@ def two_type_sample(
         rate=rate,
         warmup_ns=warmup_ns,
         record=record,
+        max_rows=max_rows,
     )
     return ENGINE.run_sample(target, request)
 
@@ -416,3 +418,27 @@ def test_a_recorded_fraction_keeps_seeded_rows_and_the_summaries_count_every_one
     # Nothing kept, everything counted; everything kept, the same as without the option.
     assert kept(7, 0.0).count == 0
     assert kept(7, 1.0).count == 1500
+
+
+def test_max_rows_keeps_a_uniform_subset_in_start_order_and_counts_every_transaction(
+    target: Target,
+) -> None:
+    make_accounts(target, 100)
+    ENGINE.execute(target, "CREATE TABLE uniq (id INTEGER PRIMARY KEY)")
+    result = two_type_sample(target, sessions=1, max_transactions=4000, max_rows=400)
+    statuses = result.summaries.statuses
+    assert int(statuses["count"].sum()) == 4000  # the summaries count every transaction
+    starts = result.columns["start_ns"]
+    assert result.count == 400 and bool(np.all(np.diff(starts) > 0))
+    # A uniform subset, not the first rows: the kept rows span the sample's time from its
+    # first tenth to its last (a uniform test over the transactions' order is the Rust unit
+    # test's; time is not order here, since the rate changes as the sample runs).
+    where = (starts - result.t0_ns) / (result.end_ns - result.t0_ns)
+    assert where.min() < 0.1 and where.max() > 0.9
+    # Several sessions share the cap: each keeps at most its ceil(cap / sessions).
+    shared = two_type_sample(target, sessions=2, max_transactions=4000, max_rows=401)
+    assert int(shared.summaries.statuses["count"].sum()) == 4000
+    for session in (0, 1):
+        assert int((shared.columns["session"] == session).sum()) <= 201
+    # Below the cap, every row.
+    assert two_type_sample(target, sessions=1, max_transactions=300, max_rows=400).count == 300

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -155,6 +156,29 @@ def test_record_reaches_the_engine_and_the_runs_settings(tmp_path: Path) -> None
     assert sum(int(r.summaries.statuses["count"].sum()) for r in results) == 8 * 400
 
 
+def test_auto_keeps_at_most_max_rows_per_sample_and_stores_the_share_kept(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "r.duckdb")
+    exp = parse_experiment(SPEC, file="fake.toml")
+    assert exp.sampling.record_setting == "auto"  # the default
+    exp = dataclasses.replace(exp, sampling=dataclasses.replace(exp.sampling, max_rows=100))
+    outcome = run_experiment(
+        exp,
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=store,
+        engine=FakeEngine(transactions_per_sample=400),
+    )
+    assert store.run(outcome.run_id).settings["record"] == "auto"
+    with store.read() as con:
+        rows = con.execute(
+            "SELECT sample_id, count(*) FROM transactions GROUP BY sample_id"
+        ).fetchall()
+        recorded = {r[0] for r in con.execute("SELECT recorded FROM samples").fetchall()}
+    assert len(rows) == 8 and {n for _, n in rows} == {100}
+    assert recorded == {0.25}  # 100 of 400: what the analysis needs to know
+
+
 def test_a_run_that_stores_no_rows_still_counts_its_successes(tmp_path: Path) -> None:
     # The runner's own bookkeeping (TPS, "no transaction succeeded") reads the summaries, which
     # count every transaction: with no rows it must not stop as if everything failed.
@@ -184,8 +208,9 @@ def test_a_run_projected_to_store_many_rows_warns_once_after_its_first_sample(
     monkeypatch.setattr(runner, "MANY_ROWS", 8 * 50 - 1)
     warnings: list[RunWarning] = []
     store = Store(tmp_path / "r.duckdb")
+    every_row = with_overrides(parse_experiment(SPEC, file="fake.toml"), record="all")
     run_experiment(
-        parse_experiment(SPEC, file="fake.toml"),
+        every_row,
         target=parse_target(f"sqlite:///{tmp_path}/t.db"),
         store=store,
         engine=FakeEngine(transactions_per_sample=50),
@@ -193,13 +218,14 @@ def test_a_run_projected_to_store_many_rows_warns_once_after_its_first_sample(
     )
     assert len(warnings) == 1
     assert "about 400 transaction rows (50 in its first sample × 8 samples)" in str(warnings[0])
-    assert "[sampling] record = 0.01" in warnings[0].advice and '"none"' in warnings[0].advice
+    assert '[sampling] record = "auto"' in warnings[0].advice and '"none"' in warnings[0].advice
 
-    # At the threshold, or with fewer rows stored, no warning.
+    # At the threshold, or with fewer rows stored, no warning; nor with the default "auto",
+    # whose rows are bounded.
     monkeypatch.setattr(runner, "MANY_ROWS", 8 * 50)
     warnings.clear()
     run_experiment(
-        parse_experiment(SPEC, file="fake.toml"),
+        every_row,
         target=parse_target(f"sqlite:///{tmp_path}/t2.db"),
         store=store,
         engine=FakeEngine(transactions_per_sample=50),

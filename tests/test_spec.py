@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from wannabet.errors import SpecError
+from wannabet.model import AUTO_MAX_ROWS
 from wannabet.spec import load_experiment, parse_experiment
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -214,14 +215,23 @@ def test_bad_statistics_settings_name_the_key_and_line(table: str, key: str, fra
 
 
 @pytest.mark.parametrize(
-    ("value", "fraction"),
-    [(None, 1.0), ('"all"', 1.0), ('"none"', 0.0), ("0.01", 0.01), ("0.5", 0.5)],
+    ("value", "fraction", "max_rows", "setting"),
+    [
+        (None, 1.0, AUTO_MAX_ROWS, "auto"),
+        ('"auto"', 1.0, AUTO_MAX_ROWS, "auto"),
+        ('"all"', 1.0, 0, "all"),
+        ('"none"', 0.0, 0, "none"),
+        ("0.01", 0.01, 0, 0.01),
+        ("0.5", 0.5, 0, 0.5),
+    ],
 )
-def test_record_keeps_all_none_or_a_fraction(value: str | None, fraction: float) -> None:
+def test_record_keeps_auto_all_none_or_a_fraction(
+    value: str | None, fraction: float, max_rows: int, setting: str | float
+) -> None:
     text = VALID if value is None else VALID.replace("seed = 7", f"seed = 7\nrecord = {value}")
     sampling = parse_experiment(text, file="e").sampling
-    assert sampling.record == fraction
-    assert sampling.record_setting == {1.0: "all", 0.0: "none"}.get(fraction, fraction)
+    assert (sampling.record, sampling.max_rows) == (fraction, max_rows)
+    assert sampling.record_setting == setting
 
 
 @pytest.mark.parametrize(

@@ -217,6 +217,8 @@ pub(crate) struct SampleCall<'py> {
     warmup_ns: u64,
     #[pyo3(attribute)]
     record: f64,
+    #[pyo3(attribute)]
+    max_rows: u64,
 }
 
 impl SampleCall<'_> {
@@ -267,6 +269,7 @@ impl SampleCall<'_> {
             rate,
             warmup_ns: self.warmup_ns,
             record,
+            max_rows: self.max_rows,
         })
     }
 }

@@ -138,9 +138,10 @@ def run(
     record: Annotated[
         str | None,
         typer.Option(
-            help="Which transactions to store as rows: all, none or a seeded fraction such as"
-            " 0.01 (default: the file's [sampling] record, else all). The per-sample summaries"
-            " count every transaction either way.",
+            help="Which transactions to store as rows: auto (every one up to 1,000,000 per"
+            " sample, beyond that a uniform random 1,000,000), all, none or a seeded fraction"
+            " such as 0.01 (default: the file's [sampling] record, else auto). The per-sample"
+            " summaries count every transaction either way.",
             show_default=False,
         ),
     ] = None,

@@ -164,6 +164,11 @@ class Condition:
 Order = Literal["randomized-blocks", "blocks", "sequential"]
 
 
+#: ``record = "auto"``: rows kept per sample at most. About 0.3 s to write on a laptop-class
+#: machine (docs/benchmarks.md), so writing a sample never takes longer than a 1 s sample.
+AUTO_MAX_ROWS = 1_000_000
+
+
 @dataclass(frozen=True, slots=True)
 class SamplingPlan:
     samples: int = 10
@@ -176,20 +181,25 @@ class SamplingPlan:
     #: the fraction of transactions stored as rows: 1.0 every one (``record = "all"``), 0.0
     #: none (``"none"``); the per-sample summaries always count every transaction
     record: float = 1.0
+    #: at most this many rows per sample, beyond which a uniform random subset of that size is
+    #: kept (``record = "auto"``, the default); 0: no limit
+    max_rows: int = AUTO_MAX_ROWS
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.record <= 1.0:
             raise ValueError(
                 f"record must be 'all', 'none' or a fraction between 0 and 1, got {self.record!r}"
             )
+        if self.max_rows < 0:
+            raise ValueError(f"max_rows must be >= 0, got {self.max_rows!r}")
 
     @property
     def record_setting(self) -> str | float:
-        """``record`` as the experiment file writes it: "all", "none" or the fraction."""
-        if self.record >= 1.0:
-            return "all"
+        """``record`` as the experiment file writes it: "auto", "all", "none" or the fraction."""
         if self.record <= 0.0:
             return "none"
+        if self.record >= 1.0:
+            return "auto" if self.max_rows > 0 else "all"
         return self.record
 
 

@@ -109,17 +109,18 @@ def with_overrides(
 ) -> Experiment:
     """The experiment with command-line overrides applied.
 
-    ``record`` is the text of ``--record`` ("all", "none" or a fraction such as "0.01").
+    ``record`` is the text of ``--record`` ("auto", "all", "none" or a fraction such as
+    "0.01").
     """
     sampling = experiment.sampling
     if record is not None:
         try:
-            fraction = parse_record(record)
+            fraction, max_rows = parse_record(record)
         except ValueError as exc:
             raise SpecError(
                 f"{exc}; e.g. --record 0.01", key="--record", file="command line"
             ) from None
-        sampling = dataclasses.replace(sampling, record=fraction)
+        sampling = dataclasses.replace(sampling, record=fraction, max_rows=max_rows)
     if samples is not None:
         sampling = dataclasses.replace(sampling, samples=samples)
     if duration_s is not None:
@@ -366,7 +367,7 @@ def _create_run(
         "cooldown_s": sampling.cooldown_s,
         "order": sampling.order,
         "seed": sampling.seed,
-        # "all", "none" or the fraction of transactions stored as rows
+        # "auto", "all", "none" or the fraction of transactions stored as rows
         "record": sampling.record_setting,
         "rate": workload.rate,
         "on_error": workload.on_error,
@@ -486,6 +487,7 @@ class _SampleLoop:
             rate=workload.rate or 0.0,
             warmup_ns=warmup_ns,
             record=sampling.record,
+            max_rows=sampling.max_rows,
         )
         try:
             if collector is not None:
@@ -519,6 +521,11 @@ class _SampleLoop:
             error_messages=result.error_messages,
             stats=stats,
         )
+        recorded = sampling.record
+        transactions = int(result.summaries.statuses["count"].sum())
+        if sampling.max_rows > 0 and transactions > 0:
+            # A capped sample kept a uniform subset: the share it kept, not the setting.
+            recorded = min(1.0, result.count / transactions)
         # A Ctrl-C here waits until the sample is written: it is finished, so it is kept.
         self.store.add_sample(
             self.run_id,
@@ -526,10 +533,10 @@ class _SampleLoop:
             result.columns,
             result.error_codes,
             summaries=result.summaries,
-            recorded=sampling.record,
+            recorded=recorded,
         )
         self.done += 1
-        if self.done == 1:
+        if self.done == 1 and sampling.max_rows == 0:
             self._warn_of_many_rows(result.count)
         window_s = max(result.end_ns - row.measure_start_ns, 1) / 1e9
         # From the summaries, which count every transaction whether its row was kept or not.
@@ -555,9 +562,9 @@ class _SampleLoop:
             RunWarning(
                 f"this run will store about {projected:,} transaction rows ({rows:,} in its"
                 f" first sample × {samples} samples), slow to write and to analyse",
-                'set [sampling] record = 0.01 (a seeded 1% of the rows) or "none" in the'
-                " experiment file, or --record 0.01; the per-sample summaries count every"
-                " transaction either way",
+                'set [sampling] record = "auto" (at most 1,000,000 rows per sample), 0.01 (a'
+                ' seeded 1% of the rows) or "none" in the experiment file, or --record auto;'
+                " the per-sample summaries count every transaction either way",
             )
         )
 

@@ -17,6 +17,7 @@ from typing import Any
 from wannabet.durations import parse_duration
 from wannabet.errors import SpecError
 from wannabet.model import (
+    AUTO_MAX_ROWS,
     PREDEFINED_VARIABLES,
     WAIT_INTERVAL_RANGE_S,
     WAIT_INTERVAL_S,
@@ -441,27 +442,33 @@ class _Reader:
             cooldown_s=self.duration(data, "cooldown", "sampling.cooldown", 0.0),
             order=order,
             seed=seed,
-            record=self.record(data),
+            **self.record(data),
         )
 
-    def record(self, data: Mapping[str, Any]) -> float:
-        """``[sampling] record``: "all", "none" or a fraction in (0, 1) → the fraction kept."""
+    def record(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """``[sampling] record``: "auto", "all", "none" or a fraction in (0, 1) → the
+        ``record`` and ``max_rows`` of the sampling plan."""
         try:
-            return parse_record(data.get("record", "all"))
+            fraction, max_rows = parse_record(data.get("record", "auto"))
         except ValueError as exc:
             raise self.fail("sampling.record", str(exc)) from None
+        return {"record": fraction, "max_rows": max_rows}
 
 
-def parse_record(value: object) -> float:
-    """``record`` ("all", "none" or a fraction strictly between 0 and 1, as a number or as
-    text such as ``"0.01"``) → the fraction of transactions stored as rows.
+def parse_record(value: object) -> tuple[float, int]:
+    """``record`` ("auto", "all", "none" or a fraction strictly between 0 and 1, as a number or
+    as text such as ``"0.01"``) → the fraction of transactions stored as rows and the most rows
+    a sample keeps (0: no limit; "auto" keeps every row up to :data:`AUTO_MAX_ROWS`, then a
+    uniform random subset of that many).
 
     Raises ValueError with the fix in its message.
     """
+    if value == "auto":
+        return 1.0, AUTO_MAX_ROWS
     if value == "all":
-        return 1.0
+        return 1.0, 0
     if value == "none":
-        return 0.0
+        return 0.0, 0
     fraction: float | None = None
     if isinstance(value, int | float) and not isinstance(value, bool):
         fraction = float(value)
@@ -471,18 +478,19 @@ def parse_record(value: object) -> float:
         except ValueError:
             fraction = None
     if fraction is not None and 0.0 < fraction < 1.0:
-        return fraction
+        return fraction, 0
     if fraction == 1.0:
         raise ValueError('1 keeps every transaction: write "all"')
     if fraction == 0.0:
         raise ValueError('0 keeps no transaction: write "none"')
     hint = ""
     if isinstance(value, str) and fraction is None:
-        close = difflib.get_close_matches(value, ["all", "none"], n=1)
+        close = difflib.get_close_matches(value, ["auto", "all", "none"], n=1)
         hint = f'; did you mean "{close[0]}"?' if close else ""
     shown = repr(value) if not isinstance(value, str) else f'"{value}"'
     raise ValueError(
-        f'must be "all", "none" or a fraction between 0 and 1 such as 0.01, got {shown}{hint}'
+        f'must be "auto", "all", "none" or a fraction between 0 and 1 such as 0.01, got'
+        f" {shown}{hint}"
     )
 
 

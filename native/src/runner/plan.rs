@@ -43,6 +43,10 @@ pub struct Plan {
     /// Probability that a transaction's row is kept (1: all, 0: none); the summaries
     /// count every transaction either way.
     pub record: f64,
+    /// At most this many rows per sample (0: no limit). Beyond it each session keeps a
+    /// uniform random subset of its share (reservoir sampling), so a very fast workload
+    /// writes a bounded sample of rows instead of every transaction.
+    pub max_rows: u64,
 }
 
 pub(super) const STREAM_CHOOSE: u64 = 0;

@@ -12,6 +12,7 @@ use super::plan::Plan;
 use super::progress::ThreadStats;
 use super::session::thread_main;
 use super::summary::{merge_sessions, SessionSummary, Summaries};
+use crate::script::Prng;
 use crate::backend::{Canceller, DbError, Target};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +113,8 @@ pub(super) struct ThreadOut {
     pub(super) counters: Vec<(&'static str, i64)>,
     /// Every transaction of this session, recorded as a row or not.
     pub(super) summary: SessionSummary,
+    /// Rows offered to the reservoir (see `keep`), kept or not.
+    offered: u64,
 }
 
 impl ThreadOut {
@@ -125,6 +128,41 @@ impl ThreadOut {
                 self.chunks.push(c);
             }
         }
+    }
+
+    /// Keep `r` as a row, holding at most `cap` rows (0: no limit): beyond `cap`, the
+    /// i-th row offered replaces a uniformly chosen kept row with probability cap / i
+    /// (Vitter's algorithm R), so the rows kept are a uniform random subset of those
+    /// offered whatever the sample's length.
+    #[inline]
+    pub(super) fn keep(&mut self, r: Rec, cap: usize, rng: &mut Prng) {
+        self.offered += 1;
+        if cap == 0 || self.offered <= cap as u64 {
+            self.push(r);
+            return;
+        }
+        let j = rng.below_inclusive(self.offered - 1) as usize;
+        if j < cap {
+            // Chunks after the first are full CHUNK-sized ones, up to the last.
+            let first = self.chunks[0].len();
+            if j < first {
+                self.chunks[0][j] = r;
+            } else {
+                let k = j - first;
+                self.chunks[1 + k / CHUNK][k % CHUNK] = r;
+            }
+        }
+    }
+
+    /// After a reservoir replaced rows, put them back in start order (the order the store
+    /// and the analysis expect of a session's rows).
+    pub(super) fn restore_order(&mut self, cap: usize) {
+        if cap == 0 || self.offered <= cap as u64 {
+            return;
+        }
+        let mut rows: Vec<Rec> = std::mem::take(&mut self.chunks).into_iter().flatten().collect();
+        rows.sort_by_key(|r| r.start);
+        self.chunks.push(rows);
     }
 
     /// Error path only: allocation is fine here.

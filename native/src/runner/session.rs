@@ -224,6 +224,11 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
     // stream of its own so the workload's random choices are the same whatever the rate.
     let mut rng_record = Prng::new(plan.seed, idx as u64, STREAM_RECORD);
     let record = plan.record;
+    let cap = if plan.max_rows > 0 {
+        plan.max_rows.div_ceil(plan.sessions as u64) as usize
+    } else {
+        0
+    };
     let warmup_end_ns = t0
         .wall_ns
         .saturating_add(plan.warmup_ns.min(i64::MAX as u64) as i64);
@@ -247,7 +252,10 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
     } else {
         CHUNK
     };
-    let expect = (expect as f64 * record.clamp(0.0, 1.0)).ceil() as usize;
+    let mut expect = (expect as f64 * record.clamp(0.0, 1.0)).ceil() as usize;
+    if cap > 0 {
+        expect = expect.min(cap);
+    }
     out.chunks.push(Vec::with_capacity(expect.clamp(16, CHUNK)));
     s.reset_counters();
     let cpu0 = thread_cpu_ns();
@@ -354,7 +362,7 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
         );
         let keep = record >= 1.0 || (record > 0.0 && rng_record.double() < record);
         if keep {
-            out.push(rec);
+            out.keep(rec, cap, &mut rng_record);
         }
         stats.record(
             status == Status::Ok,
@@ -382,6 +390,7 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
             }
         }
     }
+    out.restore_order(cap);
     out.finished = last_end;
     out.cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
     out.counters = s.counters();

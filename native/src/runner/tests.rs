@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use super::progress::{bucket_of, bucket_value, BUCKETS};
+use super::sample::{Rec, ThreadOut};
 use super::*;
 use crate::backend::{self, Session, Status, Target, WithSession};
 use crate::script::{Expr, Value};
@@ -61,7 +62,58 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
         rate: 0.0,
         warmup_ns: 0,
         record: 1.0,
+        max_rows: 0,
     }
+}
+
+fn rec(start: i64) -> Rec {
+    Rec {
+        intended: start,
+        start,
+        end: start + 1,
+        error_code: -1,
+        retries: 0,
+        txn: 0,
+        status: 0,
+    }
+}
+
+#[test]
+fn reservoir_keeps_a_uniform_subset_in_start_order() {
+    // 200,000 rows offered to a reservoir of 1,000 (beyond one chunk, so the indexing
+    // across chunks is exercised), repeated: every decile of the offered rows gets about a
+    // tenth of the kept ones, and the kept rows come back in start order, each once.
+    let cap = 1000;
+    let mut per_decile = [0u64; 10];
+    for seed in 0..20u64 {
+        let mut out = ThreadOut::default();
+        out.chunks.push(Vec::with_capacity(100));
+        let mut rng = crate::script::Prng::new(seed, 0, 3);
+        for i in 0..200_000 {
+            out.keep(rec(i), cap, &mut rng);
+        }
+        out.restore_order(cap);
+        let kept: Vec<i64> = out.chunks.iter().flatten().map(|r| r.start).collect();
+        assert_eq!(kept.len(), cap);
+        assert!(kept.windows(2).all(|w| w[0] < w[1]));
+        for s in kept {
+            per_decile[(s / 20_000) as usize] += 1;
+        }
+    }
+    // 2,000 expected per decile; a binomial sd of about 42, so 5 sd is 210.
+    for (d, n) in per_decile.iter().enumerate() {
+        assert!((*n as i64 - 2000).abs() < 210, "decile {d}: {n}");
+    }
+    // Below the cap every row is kept, in order, untouched.
+    let mut out = ThreadOut::default();
+    out.chunks.push(Vec::with_capacity(16));
+    let mut rng = crate::script::Prng::new(1, 0, 3);
+    for i in 0..500 {
+        out.keep(rec(i), cap, &mut rng);
+    }
+    out.restore_order(cap);
+    let kept: Vec<i64> = out.chunks.iter().flatten().map(|r| r.start).collect();
+    assert_eq!(kept, (0..500).collect::<Vec<_>>());
 }
 
 #[test]

@@ -45,6 +45,9 @@ class SampleRequest:
     #: probability that a transaction's row is returned (1: every row, 0: none); the
     #: summaries always count every transaction
     record: float = 1.0
+    #: at most this many rows returned (0: no limit); beyond it each session keeps a uniform
+    #: random subset of its share (reservoir sampling), in start order
+    max_rows: int = 0
 
     def __post_init__(self) -> None:
         if self.duration_ns <= 0 and self.max_transactions <= 0:
@@ -55,6 +58,8 @@ class SampleRequest:
             raise ValueError(f"warmup_ns must be >= 0, got {self.warmup_ns}")
         if not 0.0 <= self.record <= 1.0:
             raise ValueError(f"record must be a fraction from 0 to 1, got {self.record}")
+        if self.max_rows < 0:
+            raise ValueError(f"max_rows must be >= 0, got {self.max_rows}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,4 +89,10 @@ class FakeEngine:
         if request.record < 1.0:
             keep = np.random.default_rng([request.seed, 3]).random(n) < request.record
             columns = {name: values[keep] for name, values in columns.items()}
+        kept = len(columns["start_ns"])
+        if 0 < request.max_rows < kept:
+            # A uniform subset of the rows, in start order, as the engine's reservoir keeps.
+            rng = np.random.default_rng([request.seed, 4])
+            pick = np.sort(rng.choice(kept, request.max_rows, replace=False))
+            columns = {name: values[pick] for name, values in columns.items()}
         return SampleResult(t0_ns=t0, end_ns=int(end.max()), columns=columns, summaries=summaries)

@@ -55,6 +55,7 @@ class _NativeRequest:
     rate: float
     warmup_ns: int
     record: float
+    max_rows: int
 
     @classmethod
     def of(cls, target: Target, request: SampleRequest) -> _NativeRequest:
@@ -74,6 +75,7 @@ class _NativeRequest:
             rate=request.rate,
             warmup_ns=request.warmup_ns,
             record=request.record,
+            max_rows=request.max_rows,
         )
 
 
