@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from wannabet import datasets
 from wannabet.analysis import SampleStats
 from wannabet.datasets import load_observations
 from wannabet.errors import AnalysisError, SpecError
@@ -88,7 +89,11 @@ def test_table_shows_the_bayesian_section(factorial: Path) -> None:
     assert "P(faster)" in proc.stdout
 
 
-def test_duckdb_sufficient_statistics_match_the_transactions(factorial: Path) -> None:
+def test_duckdb_sufficient_statistics_match_the_transactions(
+    factorial: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every transaction as an observation (no bounded subset), to check the SQL against.
+    monkeypatch.setattr(datasets, "SHAPE_SUBSET", 10**12)
     store = Store(factorial)
     run = store.run()
     from_sql = load_sample_stats(store, run)

@@ -8,17 +8,24 @@ and ordered, as numpy columns, so a million transactions never pass through a Py
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from wannabet.analysis import Observations, histogram
+from wannabet.analysis import Moments, Observations, histogram
 from wannabet.analysis.statistic import ConditionSamples, SampleHistograms, stat_quantile
 from wannabet.errors import AnalysisError, SpecError
 from wannabet.model import STATUS_NAMES
-from wannabet.store import RunInfo, Store, queries
+from wannabet.store import ConditionRow, RunInfo, Store, queries
+
+#: Transactions per condition the shape analyses examine at most (modality, session and period
+#: medians, outlier share, Cliff's delta, the median's bootstrap): all of them below it, a
+#: seeded subset of this size above it. Means, counts, extremes and quantiles are exact (from
+#: the per-sample summaries) whatever the size.
+SHAPE_SUBSET = 100_000
 
 
 def load_observations(
@@ -28,15 +35,21 @@ def load_observations(
     metric: Literal["latency", "throughput"] = "latency",
     include_warmup: bool = False,
     skip_empty: bool = False,
+    seed: int = 0,
 ) -> list[Observations]:
     """Per-condition observations of a run, in condition order.
 
     A condition without a single value (every transaction failed, say) is an error, or with
     ``skip_empty`` left out, so the caller can compare the others and say which it left out.
 
-    ``latency``: the latency in ms of every successful transaction, with its sample (in run
-    order), session and time since the run's first transaction. ``throughput``: the TPS of every
-    sample, one value per sample.
+    ``latency``: per successful transaction, its latency in ms with its sample (in run order),
+    session and time since the run started. A condition of at most :data:`SHAPE_SUBSET`
+    transactions, every one stored, gives them all. A larger one, or one whose rows were not
+    all stored, gives a subset of that size (runs of consecutive stored rows at seeded offsets,
+    each sample in proportion to its transactions; or, where a sample stored no rows, values
+    drawn from its latency histogram) with :class:`~wannabet.analysis.Moments` holding the exact
+    per-sample moments and histogram of all of them. The cost grows with samples, not
+    transactions. ``throughput``: the TPS of every sample, one value per sample.
     """
     run_id = run.run_id
     conditions = store.conditions(run_id)
@@ -54,53 +67,148 @@ def load_observations(
             f"run {run_id} was imported without a time column, so it has no throughput;"
             " compare --metric latency, or import with --time"
         )
+    if metric == "latency":
+        return _latency_observations(store, run, conditions, include_warmup, skip_empty, seed)
     with store.read() as con:
-        if metric == "throughput":
-            tps = queries.sample_tps(con, run_id)
-            cond = tps.condition_id
-            values = tps.tps
-            sample = tps.position
-            session = None
-            time_s = None
-        else:
-            # Rows come in run order and, within a sample, start order (see the query).
-            rows = queries.transaction_latencies(con, run_id, include_warmup=include_warmup)
-            layout = queries.sample_layout(con, run_id)
-            index = np.searchsorted(layout.sample_id, rows.sample_id)
-            sample = layout.position[index]
-            start = rows.start_ns
-            if np.any(np.diff(sample) < 0):
-                # Not written in run order (e.g. appended imports): sort the honest way.
-                by = np.lexsort((start, sample))
-            else:
-                by = np.arange(sample.size)
-            cond_unsorted = layout.condition_id[index][by]
-            # A stable sort by condition keeps run and time order inside each condition.
-            regroup = np.argsort(cond_unsorted, kind="stable")
-            by = by[regroup]
-            cond = cond_unsorted[regroup]
-            sample = sample[by]
-            values = rows.latency_ms[by]
-            session = rows.session[by]
-            start = start[by]
-            time_s = (start - start.min()) / 1e9 if timed and start.size else None
-    # Rows are sorted by condition, so each condition is one contiguous slice.
+        tps = queries.sample_tps(con, run_id)
     out = []
     for c in conditions:
-        lo = int(np.searchsorted(cond, c.condition_id, side="left"))
-        hi = int(np.searchsorted(cond, c.condition_id, side="right"))
-        if skip_empty and hi == lo:
+        mine = tps.condition_id == c.condition_id
+        if skip_empty and not mine.any():
             continue
+        out.append(Observations(c.label, tps.tps[mine], tps.position[mine]))
+    return out
+
+
+def _latency_observations(
+    store: Store,
+    run: RunInfo,
+    conditions: Sequence[ConditionRow],
+    include_warmup: bool,
+    skip_empty: bool,
+    seed: int,
+) -> list[Observations]:
+    run_id = run.run_id
+    with store.read() as con:
+        moments = queries.sample_moments(con, run_id, include_warmup=include_warmup)
+        windows = queries.sample_windows(con, run_id)
+        hists = queries.histograms_by_sample(
+            queries.sample_bins(con, run_id, include_warmup=include_warmup)
+        )
+        plans = {
+            c.condition_id: _subset_plan(moments, windows, c.condition_id, seed) for c in conditions
+        }
+        blocks = [b for plan in plans.values() for b in plan.blocks]
+        rows = queries.transaction_blocks(con, run_id, blocks, include_warmup=include_warmup)
+    w_row = {int(sid): i for i, sid in enumerate(windows.sample_id)}
+    start_col = windows.t0_ns if include_warmup else windows.measure_start_ns
+    origin = int(start_col.min()) if start_col.size else 0
+    out = []
+    for c in conditions:
+        plan = plans[c.condition_id]
+        if plan.n == 0:
+            if not skip_empty:
+                raise AnalysisError(
+                    f"{c.label}: no successful transaction to compare; see wannabet summary"
+                )
+            continue
+        mine = np.isin(rows.sample_id, plan.with_rows)
+        sample_id = [rows.sample_id[mine]]
+        values = [rows.latency_ms[mine]]
+        session = [rows.session[mine]]
+        start = [rows.start_ns[mine]]
+        rng = np.random.default_rng([seed, run_id, c.condition_id])
+        for sid, size in plan.drawn:
+            # No rows stored: values drawn from the sample's histogram, at its start time.
+            drawn = histogram.draw(hists[sid], size, rng) / 1e6
+            sample_id.append(np.full(drawn.size, sid, dtype=np.int64))
+            values.append(drawn)
+            start.append(np.full(drawn.size, start_col[w_row[sid]], dtype=np.int64))
+        sid_all = np.concatenate(sample_id)
+        order = np.argsort(sid_all, kind="stable")
+        m = plan.moments
+        position = dict(zip(m.sample_id.tolist(), m.position.tolist(), strict=True))
+        sample = np.array([position[int(x)] for x in sid_all[order]], dtype=np.int64)
+        time_s = None
+        if run.timed:
+            time_s = (np.concatenate(start)[order] - origin) / 1e9
+        sessions = None if plan.drawn else np.concatenate(session)[order]
+        exact = None
+        if not plan.complete:
+            merged = histogram.merge(*(hists[int(sid)] for sid in m.sample_id if int(sid) in hists))
+            exact = Moments(
+                sample=m.position,
+                count=m.count,
+                total=m.sum_ms,
+                total_sq=m.sumsq_ms,
+                minimum=float(m.min_ns.min()) / 1e6,
+                maximum=float(m.max_ns.max()) / 1e6,
+                histogram=merged,
+                consecutive=plan.consecutive,
+            )
         out.append(
             Observations(
                 condition=c.label,
-                values=values[lo:hi],
-                sample=sample[lo:hi],
-                session=None if session is None else session[lo:hi],
-                time_s=None if time_s is None else time_s[lo:hi],
+                values=np.concatenate(values)[order],
+                sample=sample,
+                session=sessions,
+                time_s=time_s,
+                moments=exact,
             )
         )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class _SubsetPlan:
+    """Which transactions of one condition the shape analyses read (see load_observations)."""
+
+    n: int  # successful transactions
+    moments: queries.SampleMoments  # the condition's samples, in run order
+    blocks: list[tuple[int, int, int]]  # (sample_id, offset, limit) of stored rows
+    with_rows: NDArray[np.int64]  # sample ids read from rows
+    drawn: list[tuple[int, int]]  # (sample_id, size) drawn from histograms
+    complete: bool  # every transaction, as stored
+    consecutive: bool  # each sample's values are consecutive transactions
+
+
+def _subset_plan(
+    moments: queries.SampleMoments, windows: queries.SampleWindows, condition_id: int, seed: int
+) -> _SubsetPlan:
+    mine = np.asarray(moments.condition_id) == condition_id
+    order = np.argsort(np.asarray(moments.position)[mine], kind="stable")
+    m = queries.SampleMoments(
+        *(np.asarray(getattr(moments, f))[mine][order] for f in queries.SampleMoments.__slots__)
+    )
+    count = m.count.astype(np.int64)
+    n = int(count.sum())
+    recorded = dict(zip(windows.sample_id.tolist(), windows.recorded.tolist(), strict=True))
+    share = np.array([recorded.get(int(s), 1.0) for s in m.sample_id], dtype=np.float64)
+    complete = n <= SHAPE_SUBSET and bool(np.all(share >= 1.0))
+    rng = np.random.default_rng([seed, condition_id, 0x5EED])
+    blocks: list[tuple[int, int, int]] = []
+    drawn: list[tuple[int, int]] = []
+    if n and np.any(share <= 0.0):
+        # A sample without rows: the whole condition is drawn from histograms, so every value
+        # has the same standing (no session for some and not for others).
+        size = np.ceil(SHAPE_SUBSET * count / n).astype(np.int64)
+        drawn = [(int(s), int(k)) for s, k in zip(m.sample_id, size, strict=True)]
+    elif n:
+        for sid, total, kept in zip(m.sample_id, count, share, strict=True):
+            stored = round(int(total) * float(kept))
+            want = int(total) if complete else int(np.ceil(SHAPE_SUBSET * int(total) / n))
+            limit = min(want, stored) if not complete else int(total)
+            offset = int(rng.integers(0, stored - limit + 1)) if stored > limit else 0
+            blocks.append((int(sid), offset, limit))
+    return _SubsetPlan(
+        n=n,
+        moments=m,
+        blocks=blocks,
+        with_rows=np.array([b[0] for b in blocks], dtype=np.int64),
+        drawn=drawn,
+        complete=complete,
+        consecutive=not drawn and bool(np.all(share >= 1.0)),
+    )
 
 
 def transaction_type_names(store: Store, run: RunInfo) -> dict[int, str]:

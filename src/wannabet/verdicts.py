@@ -320,7 +320,12 @@ def analyze_runs(
     why = "no successful transaction" if metric == "latency" else "no sample with a throughput"
     for info in runs:
         found = load_observations(
-            store, info, metric=metric, include_warmup=include_warmup, skip_empty=True
+            store,
+            info,
+            metric=metric,
+            include_warmup=include_warmup,
+            skip_empty=True,
+            seed=seed,
         )
         present = {g.condition for g in found}
         prefix = f"{info.run_id}:" if several else ""

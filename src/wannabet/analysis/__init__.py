@@ -95,7 +95,7 @@ from .effects import (
     hodges_lehmann,
     relative_change_pct,
 )
-from .observations import AnalysisError, Observations
+from .observations import AnalysisError, Moments, Observations
 from .tests import (
     TestResult,
     cluster_welch_anova,
@@ -133,6 +133,7 @@ __all__ = [
     "Level",
     "LevelConsistency",
     "Metric",
+    "Moments",
     "Multimodality",
     "Normality",
     "Observations",

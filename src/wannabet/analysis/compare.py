@@ -22,6 +22,7 @@ Two levels of analysis:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import zlib
 from collections.abc import Mapping, Sequence
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from scipy import stats
 
+from . import histogram
 from .clt import CLTSummary, Interval, clt_summary
 from .consistency import Consistency, consistency
 from .dependence import (
@@ -41,7 +43,7 @@ from .dependence import (
     group_codes,
     lag1_autocorrelation,
 )
-from .descriptive import Descriptive, Normality, describe, normality
+from .descriptive import MAD_TO_SD, Descriptive, Normality, describe, normality
 from .diagnostics import (
     MIN_SAMPLES,
     Diagnostic,
@@ -56,7 +58,7 @@ from .effects import (
     cluster_bootstrap_relative_change,
     hodges_lehmann,
 )
-from .observations import AnalysisError, Observations
+from .observations import AnalysisError, Moments, Observations
 from .tests import (
     TestResult,
     cluster_welch_anova,
@@ -362,8 +364,12 @@ class _Prepared:
 
 
 def _prepare(obs: Observations, level: Level) -> _Prepared:
+    if obs.moments is not None and obs.moments.sample.size >= 2:
+        return _prepare_subset(obs, level)
     samples = group_codes(obs.sample)
     means = samples.means(obs.values)
+    if obs.moments is not None:  # one sample, its values a subset: its exact mean
+        means = obs.moments.total / obs.moments.count
     per_tx = bool(samples.counts.max() > 1)
     # One argsort of the transactions serves every order statistic downstream (percentiles,
     # medians per session and period, Cliff's delta, the bootstrap histograms).
@@ -387,6 +393,28 @@ def _prepare(obs: Observations, level: Level) -> _Prepared:
     return _Prepared(obs, samples, means, per_tx, x, s, units, order, cm, clustered, batch)
 
 
+def _prepare_subset(obs: Observations, level: Level) -> _Prepared:
+    """A condition whose values are a subset of its transactions: the sample means, the
+    cluster sums and the variance come from the exact moments, the order statistics that
+    describe the shape from the subset (see :class:`Observations`)."""
+    m = obs.moments
+    assert m is not None
+    means = m.total / m.count
+    # Codes of the values point at the samples of the moments (every sample, even one that
+    # contributed no value to the subset).
+    samples = Groups(m.sample, np.searchsorted(m.sample, obs.sample), m.count.astype(np.int64))
+    order = np.argsort(obs.values)
+    if level == "sample":
+        s = np.sort(means)
+        return _Prepared(obs, samples, means, True, means, s, means, order, None, None, False)
+    x = obs.values
+    clustered = Clustered(m.total, m.count, x[order], samples.codes[order])
+    n = float(m.count.sum())
+    var = (float(m.total_sq.sum()) - float(m.total.sum()) ** 2 / n) / (n - 1) if n > 1 else None
+    cm = cluster_mean(m.total, m.count, var_values=None if var is None else max(var, 0.0))
+    return _Prepared(obs, samples, means, True, x, x[order], means, order, cm, clustered, False)
+
+
 def _seed_for(seed: int, *labels: str) -> np.random.Generator:
     # Random streams are keyed by condition labels, not positions, so that reordering the
     # conditions cannot change any condition's or comparison's numbers.
@@ -403,7 +431,10 @@ def _summarize(
     seed: int,
 ) -> ConditionSummary:
     obs = p.obs
+    m = obs.moments
     desc = describe(p.x, sorted_x=p.sorted_x)
+    if m is not None and level == "transaction":
+        desc = _described_by_moments(desc, m)
     norm = normality(p.x)
     what = "batch means" if p.batch else "sample means"
     if level == "transaction" and p.cmean is not None:
@@ -420,7 +451,9 @@ def _summarize(
         else:
             ci = Interval(cm.mean, cm.mean, cm.mean, 0.95, "none (1 cluster)")
         clt = clt_summary(p.units, mean_ci=ci, unit=unit, what=what)
-        lag1 = lag1_autocorrelation(p.x, p.samples.codes)
+        # Only consecutive transactions have a lag-1 autocorrelation; a subset has gaps.
+        consecutive = m is None or m.consecutive
+        lag1 = lag1_autocorrelation(p.x, p.samples.codes) if consecutive else None
         ess = cm.ess
     else:
         clt = clt_summary(p.x, unit=unit, what=what)
@@ -444,6 +477,8 @@ def _summarize(
         rng=_seed_for(seed, obs.condition, "multimodality"),
         values_order=p.value_order,
     )
+    if m is not None:
+        cons = _scaled_to_all(cons, m)
     n_units = p.units.size if (level == "transaction" and p.batch) else p.samples.k
     diags = condition_diagnostics(
         obs.condition,
@@ -459,7 +494,9 @@ def _summarize(
         level=level,
         n=desc.n,
         n_samples=p.samples.k,
-        n_transactions=int(obs.values.size) if p.per_transaction else None,
+        n_transactions=(m.n if m is not None else int(obs.values.size))
+        if p.per_transaction
+        else None,
         descriptive=desc,
         normality=norm,
         clt=clt,
@@ -468,6 +505,60 @@ def _summarize(
         consistency=cons,
         diagnostics=diags,
     )
+
+
+def _described_by_moments(d: Descriptive, m: Moments) -> Descriptive:
+    """``d`` (of a subset of the transactions) with every figure the moments know exactly:
+    count, mean, standard deviation, extremes; with a histogram, the quantiles and the MAD too
+    (within half a bin). The skewness stays that of the subset."""
+    n = float(m.count.sum())
+    mean = float(m.total.sum()) / n
+    var = max((float(m.total_sq.sum()) - n * mean * mean) / (n - 1), 0.0) if n > 1 else 0.0
+    sd = math.sqrt(var)
+    out = dataclasses.replace(
+        d,
+        n=int(n),
+        mean=mean,
+        sd=sd,
+        min=m.minimum,
+        max=m.maximum,
+        cv=sd / mean if mean else None,
+    )
+    h = m.histogram
+    if h is None or histogram.count(h) == 0:
+        return out
+    p5, p25, p50, p75, p95, p99 = (
+        histogram.quantiles(h, [0.05, 0.25, 0.5, 0.75, 0.95, 0.99]) / 1e6
+    ).tolist()
+    mad = histogram.median_abs_deviation(h, p50 * 1e6) / 1e6
+    return dataclasses.replace(
+        out,
+        median=p50,
+        mad=mad,
+        p5=p5,
+        p25=p25,
+        p50=p50,
+        p75=p75,
+        p95=p95,
+        p99=p99,
+        robust_cv=mad * MAD_TO_SD / p50 if p50 else None,
+    )
+
+
+def _scaled_to_all(c: Consistency, m: Moments) -> Consistency:
+    """Consistency of a subset, with its transaction count and extremes those of all the
+    transactions (the median and the shares are the subset's estimates)."""
+    n = m.n
+    tx = c.transactions
+    if tx is not None:
+        extreme = tx.max_abs_deviation_pct
+        if tx.median:
+            extreme = max(abs(m.minimum / tx.median - 1), abs(m.maximum / tx.median - 1)) * 100
+        tx = dataclasses.replace(tx, n=n, max_abs_deviation_pct=extreme)
+    out = c.outliers
+    if out.share_transactions is not None:
+        out = dataclasses.replace(out, n_transactions=round(out.share_transactions * n))
+    return dataclasses.replace(c, transactions=tx, outliers=out)
 
 
 def _fmt_p(p: float | None) -> str:

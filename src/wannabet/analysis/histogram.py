@@ -39,8 +39,10 @@ __all__ = [
     "SUB_BUCKET_COUNT",
     "Histogram",
     "count",
+    "draw",
     "from_values",
     "mean_bounds",
+    "median_abs_deviation",
     "merge",
     "midpoints",
     "quantile",
@@ -332,3 +334,32 @@ def quantiles(h: Histogram, qs: ArrayLike) -> NDArray[np.float64]:
 def quantile(h: Histogram, q: float) -> float:
     """The ``q`` quantile of the values (see :func:`quantiles` for the definition)."""
     return float(quantiles(h, q))
+
+
+def draw(h: Histogram, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """``size`` values drawn from ``h`` (ns): a bin with probability proportional to its count,
+    then a uniform value inside it. Stands in for raw transactions where none were stored; each
+    value is within one bin width (at most 0.78 %) of a latency that was measured.
+    """
+    total = count(h)
+    if total == 0 or size <= 0:
+        return np.empty(0, dtype=np.float64)
+    p = h.count.astype(np.float64) / float(total)
+    which = rng.choice(p.size, size=size, p=p)
+    lo = h.lo_ns.astype(np.float64)[which]
+    width = h.hi_ns.astype(np.float64)[which] - lo + 1.0
+    out: NDArray[np.float64] = np.minimum(lo + rng.random(size) * width, lo + width - 1.0)
+    return out
+
+
+def median_abs_deviation(h: Histogram, center_ns: float) -> float:
+    """Median of ``|x - center_ns|`` over the histogram's values, each bin at its midpoint
+    (inverse empirical CDF, as :func:`quantiles`); NaN for an empty histogram."""
+    total = count(h)
+    if total == 0:
+        return float("nan")
+    dev = np.abs(midpoints(h) - center_ns)
+    order = np.argsort(dev, kind="stable")
+    cum = np.cumsum(h.count[order].astype(np.float64))
+    j = int(np.searchsorted(cum, total / 2.0, side="left"))
+    return float(dev[order][min(j, dev.size - 1)])

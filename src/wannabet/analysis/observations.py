@@ -14,7 +14,9 @@ import numpy as np
 # The one exception tree of the package (stdlib only); re-exported here for the analysis API.
 from wannabet.errors import AnalysisError
 
-__all__ = ["AnalysisError", "Observations"]
+from .histogram import Histogram
+
+__all__ = ["AnalysisError", "Moments", "Observations"]
 
 
 def _as_1d(name: str, condition: str, arr: object, dtype: type) -> np.ndarray:
@@ -39,6 +41,58 @@ def _as_1d(name: str, condition: str, arr: object, dtype: type) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class Moments:
+    """Exact figures of *every* transaction of a condition whose :class:`Observations` hold only
+    some of them (a bounded subset read from a large run, or values drawn from histograms).
+
+    Parameters
+    ----------
+    sample : numpy.ndarray
+        int64, ascending: the sample index of each entry (the indices ``Observations.sample``
+        uses), every sample with at least one transaction.
+    count, total, total_sq : numpy.ndarray
+        float64 per sample: transactions, sum and sum of squares of their values.
+    minimum, maximum : float
+        Extremes over all transactions.
+    histogram : Histogram, optional
+        Latency histogram (ns) of all transactions, for quantiles within half a bin.
+    consecutive : bool
+        True when the values of each sample are consecutive transactions in the order they ran
+        (so lag-1 autocorrelation means something); False for a random subset or drawn values.
+    """
+
+    sample: np.ndarray
+    count: np.ndarray
+    total: np.ndarray
+    total_sq: np.ndarray
+    minimum: float
+    maximum: float
+    histogram: Histogram | None = None
+    consecutive: bool = False
+
+    def __post_init__(self) -> None:
+        sample = np.ascontiguousarray(self.sample, dtype=np.int64)
+        k = sample.size
+        if k == 0 or np.any(np.diff(sample) <= 0):
+            raise AnalysisError(
+                "Moments.sample must list each sample once, ascending, and at least one"
+            )
+        object.__setattr__(self, "sample", sample)
+        for name in ("count", "total", "total_sq"):
+            arr = np.ascontiguousarray(getattr(self, name), dtype=np.float64)
+            if arr.shape != (k,):
+                raise AnalysisError(f"Moments.{name} has {arr.size} entries for {k} samples")
+            object.__setattr__(self, name, arr)
+        if not np.all(self.count > 0):
+            raise AnalysisError("Moments.count must be positive: leave out empty samples")
+
+    @property
+    def n(self) -> int:
+        """Number of transactions."""
+        return int(self.count.sum())
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Observations:
     """The measured values of one condition.
 
@@ -55,6 +109,11 @@ class Observations:
         int64 per value (the connection that ran it), or None.
     time_s : numpy.ndarray or None
         float64 seconds since the start of the run, per value, or None.
+    moments : Moments or None
+        When ``values`` are a subset of the condition's transactions: exact per-sample figures
+        of all of them. The analysis then takes every mean, count, extreme and (with a
+        histogram) quantile from ``moments`` and only the shape of the distribution (modality,
+        session and period medians, outlier share, Cliff's delta) from ``values``.
 
     Notes
     -----
@@ -67,6 +126,7 @@ class Observations:
     sample: np.ndarray
     session: np.ndarray | None = None
     time_s: np.ndarray | None = None
+    moments: Moments | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.condition, str) or not self.condition:
@@ -115,6 +175,13 @@ class Observations:
                     "run started or time_s=None"
                 )
             object.__setattr__(self, "time_s", time_s)
+        if self.moments is not None:
+            stray = np.setdiff1d(sample, self.moments.sample)
+            if stray.size:
+                raise AnalysisError(
+                    f"Observations({c!r}): sample {int(stray[0])} has values but no moments;"
+                    " give Moments for every sample the values come from"
+                )
 
     @property
     def n_values(self) -> int:

@@ -10,6 +10,7 @@ Python loop.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -117,6 +118,60 @@ def transaction_latencies(
         session=np.asarray(rows["session"], dtype=np.int64),
         latency_ms=np.asarray(rows["latency_ms"], dtype=np.float64),
         start_ns=np.asarray(rows["start_ns"], dtype=np.int64),
+    )
+
+
+def transaction_blocks(
+    con: duckdb.DuckDBPyConnection,
+    run_id: int,
+    blocks: Sequence[tuple[int, int, int]],
+    *,
+    include_warmup: bool = False,
+) -> TransactionLatencies:
+    """Runs of consecutive successful transactions: for each ``(sample_id, offset, limit)``,
+    ``limit`` of the sample's stored rows from the ``offset``-th on, in start order.
+
+    Rows are written sample after sample, so DuckDB's zone maps skip every row group of other
+    samples and the cost grows with the rows read up to each offset, not with the run.
+    """
+    if not blocks:
+        none = np.empty(0, dtype=np.int64)
+        return TransactionLatencies(none, none, np.empty(0, dtype=np.float64), none)
+    part = (
+        f"(SELECT sample_id, session, {LATENCY_MS} AS latency_ms, start_ns FROM transactions"
+        f" WHERE run_id = ? AND sample_id = ? AND status = 'ok' {_warmup_filter(include_warmup)}"
+        " LIMIT ? OFFSET ?)"
+    )
+    params: list[int] = []
+    for sample_id, offset, limit in blocks:
+        params += [run_id, int(sample_id), int(limit), int(offset)]
+    rows = con.execute(" UNION ALL ".join([part] * len(blocks)), params).fetchnumpy()
+    sample = np.asarray(rows["sample_id"], dtype=np.int64)
+    start = np.asarray(rows["start_ns"], dtype=np.int64)
+    # A union's branches may interleave: put every block back in sample and start order.
+    order = np.lexsort((start, sample))
+    return TransactionLatencies(
+        sample_id=sample[order],
+        session=np.asarray(rows["session"], dtype=np.int64)[order],
+        latency_ms=np.asarray(rows["latency_ms"], dtype=np.float64)[order],
+        start_ns=start[order],
+    )
+
+
+def sample_windows(con: duckdb.DuckDBPyConnection, run_id: int) -> SampleWindows:
+    """Every sample's start (clock and measured window) and the share of its transactions
+    stored as rows, by ``sample_id``."""
+    rows = con.execute(
+        "SELECT sample_id, t0_ns, measure_start_ns, end_ns, coalesce(recorded, 1.0) AS recorded"
+        " FROM samples WHERE run_id = ? ORDER BY sample_id",
+        [run_id],
+    ).fetchnumpy()
+    return SampleWindows(
+        sample_id=np.asarray(rows["sample_id"], dtype=np.int64),
+        t0_ns=np.asarray(rows["t0_ns"], dtype=np.int64),
+        measure_start_ns=np.asarray(rows["measure_start_ns"], dtype=np.int64),
+        end_ns=np.asarray(rows["end_ns"], dtype=np.int64),
+        recorded=np.asarray(rows["recorded"], dtype=np.float64),
     )
 
 
@@ -416,6 +471,18 @@ def _list(values: tuple[float, ...]) -> str:
 
 
 # -- per-sample summaries (issue #13): moments, statuses and histogram bins -----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SampleWindows:
+    """Per sample, by ``sample_id``: clock start, start of the measured window, end (ns), and
+    the share of its transactions stored as rows (``samples.recorded``)."""
+
+    sample_id: np.ndarray  # int64
+    t0_ns: np.ndarray  # int64
+    measure_start_ns: np.ndarray  # int64
+    end_ns: np.ndarray  # int64
+    recorded: np.ndarray  # float64
 
 
 @dataclass(frozen=True, slots=True)
