@@ -1,15 +1,20 @@
 """What the report plots, reduced from the results file to a size that fits in a mail.
 
-No per-transaction row ever reaches the page. Per condition the report keeps:
+No per-transaction row ever reaches the page, and none is read beyond a bounded subset: the
+report's cost grows with samples, not transactions. Per condition it keeps:
 
-* latency histograms as bin counts (log-spaced and linear bins), computed by ``GROUP BY``;
-* a bounded, seeded subsample (at most :data:`KDE_SUBSAMPLE` latencies) for the smoothed
-  density, which is evaluated on a fixed grid;
-* five quantiles, overall and per session and per period;
-* heatmap cells: time buckets x log-latency buckets with their counts;
+* latency histograms as bin counts (log-spaced and linear bins), rebinned from the samples'
+  stored latency histograms (each stored bin at its midpoint, within 0.4 % of its values);
+* five quantiles overall and per period, from the merged histograms (a sample belongs to the
+  period its measured window starts in);
+* heatmap cells: time buckets x log-latency buckets, each sample's histogram spread over the
+  time buckets its window covers (the time resolution is the sample's);
+* per session, five quantiles of the bounded subset of transactions the comparison examines
+  (:func:`wannabet.datasets.load_observations`), and from it a seeded subsample of at most
+  :data:`KDE_SUBSAMPLE` latencies for the smoothed density on a fixed grid;
 * one row per sample (its mean latency or TPS) for the run-order and CLT plots.
 
-A million transactions or ten million give the same page size.
+A million transactions or a billion give the same page size and about the same time.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any, cast
 import numpy as np
 from scipy import stats
 
+from wannabet.analysis import Observations, histogram
+from wannabet.datasets import load_observations
 from wannabet.render.report.inputs import (
     QUANTILES,
     Axes,
@@ -30,8 +37,7 @@ from wannabet.render.report.inputs import (
     ReportData,
     SamplePoint,
 )
-from wannabet.store import RunInfo, Store
-from wannabet.store.queries import LatencyScan, condition_counts, sample_mean_latencies
+from wannabet.store import RunInfo, Store, queries
 
 #: Most latencies per condition fed to the kernel density estimate.
 KDE_SUBSAMPLE = 4000
@@ -80,67 +86,140 @@ def load_report_data(
     period_seconds : float
         Width of the periods of the consistency breakdown (an hour, or a day for long runs).
     seed : int
-        Seed of the subsample for the density estimate.
+        Seed of the subsets (the comparison's) and of the density's subsample.
     """
     per_tx = any(not r.aggregates_only and r.transactions > 0 for r in runs)
     with_time = all(r.timed for r in runs)
-    axes = None
+    summaries = {}
     with store.read() as con:
-
-        def scan(run_id: int) -> LatencyScan:
-            return LatencyScan(con, run_id, include_warmup, LOG_FLOOR_MS)
-
-        if per_tx:
-            ranges = []
-            for r in runs:
-                found = scan(r.run_id).range()
-                if found is not None:
-                    ranges.append(found)
-            if ranges:
-                lo = math.log10(max(min(x[0] or LOG_FLOOR_MS for x in ranges), LOG_FLOOR_MS))
-                hi = math.log10(max(max(x[1] for x in ranges), LOG_FLOOR_MS))
-                lin_hi = max(float(x[2]) for x in ranges) or 1.0
-                span = max(hi - lo, 0.05)
-                axes = Axes(
-                    log_edges=_edges(lo, lo + span, HIST_BINS),
-                    linear_edges=_edges(0.0, lin_hi, HIST_BINS),
-                    kde_grid=tuple(
-                        float(x) for x in np.linspace(lo - 0.1 * span, hi + 0.1 * span, KDE_POINTS)
-                    ),
-                    heat_log_edges=_edges(lo, lo + span, HEAT_LATENCY_BINS),
-                    period_seconds=period_seconds,
-                )
-        conditions: list[ConditionData] = []
-        for r, run_labels in zip(runs, labels, strict=True):
-            conditions += _run_conditions(
-                con, store, r, run_labels, axes, scan(r.run_id), metric, include_warmup, seed
+        for r in runs:
+            summaries[r.run_id] = _Summaries.read(con, r.run_id, include_warmup)
+    axes = None
+    if per_tx:
+        hists = [h for s in summaries.values() for h in s.by_condition.values() if len(h)]
+        if hists:
+            lows = [_lowest_ms(h) for h in hists]
+            lo = math.log10(max(min(x or LOG_FLOOR_MS for x in lows), LOG_FLOOR_MS))
+            hi = math.log10(max(max(_highest_ms(h) for h in hists), LOG_FLOOR_MS))
+            lin_hi = max(float(histogram.quantile(h, 0.99)) / 1e6 for h in hists) or 1.0
+            span = max(hi - lo, 0.05)
+            axes = Axes(
+                log_edges=_edges(lo, lo + span, HIST_BINS),
+                linear_edges=_edges(0.0, lin_hi, HIST_BINS),
+                kde_grid=tuple(
+                    float(x) for x in np.linspace(lo - 0.1 * span, hi + 0.1 * span, KDE_POINTS)
+                ),
+                heat_log_edges=_edges(lo, lo + span, HEAT_LATENCY_BINS),
+                period_seconds=period_seconds,
             )
+    conditions: list[ConditionData] = []
+    for r, run_labels in zip(runs, labels, strict=True):
+        subsets: dict[str, Observations] = {}
+        if axes is not None and r.transactions > 0 and not r.aggregates_only:
+            found = load_observations(
+                store, r, include_warmup=include_warmup, skip_empty=True, seed=seed
+            )
+            subsets = {o.condition: o for o in found}
+        conditions += _run_conditions(
+            store, r, run_labels, axes, summaries[r.run_id], subsets, metric, seed
+        )
     return ReportData(
         tuple(runs), tuple(conditions), axes, per_tx and axes is not None, timed=with_time
     )
 
 
+def _lowest_ms(h: histogram.Histogram) -> float:
+    nonzero = (h.count > 0) & (h.hi_ns > 0)
+    return float(h.lo_ns[nonzero].min()) / 1e6 if nonzero.any() else 0.0
+
+
+def _highest_ms(h: histogram.Histogram) -> float:
+    filled = h.count > 0
+    return float(h.hi_ns[filled].max()) / 1e6 if filled.any() else 0.0
+
+
+class _Summaries:
+    """One run's per-sample summaries, as the report needs them."""
+
+    def __init__(
+        self,
+        windows: queries.SampleWindows,
+        moments: queries.SampleMoments,
+        by_sample: dict[int, histogram.Histogram],
+        statuses: queries.StatusCounts,
+    ) -> None:
+        self.windows = windows
+        self.by_sample = by_sample
+        self.statuses = statuses
+        self.means = {
+            int(sid): float(total) / float(n)
+            for sid, total, n in zip(moments.sample_id, moments.sum_ms, moments.count, strict=True)
+            if n
+        }
+        self.condition_of = dict(
+            zip(moments.sample_id.tolist(), moments.condition_id.tolist(), strict=True)
+        )
+        grouped: dict[int, list[histogram.Histogram]] = {}
+        for sid, h in by_sample.items():
+            grouped.setdefault(int(self.condition_of.get(sid, -1)), []).append(h)
+        self.by_condition = {c: histogram.merge(*hs) for c, hs in grouped.items()}
+        #: per condition: the fastest and slowest successful transaction, ms
+        self.extremes: dict[int, tuple[float, float]] = {}
+        for c in set(self.condition_of.values()):
+            mine = moments.condition_id == c
+            self.extremes[int(c)] = (
+                float(moments.min_ns[mine].min()) / 1e6,
+                float(moments.max_ns[mine].max()) / 1e6,
+            )
+        origin = float(windows.measure_start_ns.min()) if windows.sample_id.size else 0.0
+        #: seconds from the first measured window's start to the last sample's end
+        self.span_s = (
+            max((float(windows.end_ns.max()) - origin) / 1e9, 0.0)
+            if windows.sample_id.size
+            else 0.0
+        )
+
+    @classmethod
+    def read(cls, con: Any, run_id: int, include_warmup: bool) -> _Summaries:
+        return cls(
+            queries.sample_windows(con, run_id),
+            queries.sample_moments(con, run_id, include_warmup=include_warmup),
+            queries.histograms_by_sample(
+                queries.sample_bins(con, run_id, include_warmup=include_warmup)
+            ),
+            queries.status_counts(con, run_id, include_warmup=include_warmup),
+        )
+
+    def counts(self, condition_id: int) -> tuple[int, int, dict[str, int]]:
+        """Transactions, failures and failures by status of one condition."""
+        mine = np.asarray(self.statuses.condition_id) == condition_id
+        n = int(np.asarray(self.statuses.count)[mine].sum())
+        by_status: dict[str, int] = {}
+        for status, count in zip(
+            np.asarray(self.statuses.status)[mine].tolist(),
+            np.asarray(self.statuses.count)[mine].tolist(),
+            strict=True,
+        ):
+            if str(status) != "ok":
+                by_status[str(status)] = by_status.get(str(status), 0) + int(count)
+        return n, sum(by_status.values()), by_status
+
+
 def _run_conditions(
-    con: Any,
     store: Store,
     run: RunInfo,
     labels: Sequence[str],
     axes: Axes | None,
-    scan: LatencyScan,
+    summ: _Summaries,
+    subsets: dict[str, Observations],
     metric: str,
-    include_warmup: bool,
     seed: int,
 ) -> list[ConditionData]:
     rid = run.run_id
     rows = store.conditions(rid)
     if len(rows) != len(labels):
         raise ValueError(f"run {rid} has {len(rows)} conditions, {len(labels)} labels given")
-    counts = condition_counts(con, rid, include_warmup=include_warmup)
-    sample_means = sample_mean_latencies(con, rid, include_warmup=include_warmup)
     samples = store.samples(rid)
-    latency: dict[int, LatencyData] = {}
-    if axes is not None and run.transactions > 0:
-        latency = _latencies(scan, axes, seed, with_time=run.timed)
     out = []
     for row, label in zip(rows, labels, strict=True):
         cid = row.condition_id
@@ -148,7 +227,7 @@ def _run_conditions(
         for s in samples:
             if s["condition_id"] != cid:
                 continue
-            value = sample_means.get(int(s["sample_id"])) if metric == "latency" else s["tps"]
+            value = summ.means.get(int(s["sample_id"])) if metric == "latency" else s["tps"]
             points.append(
                 SamplePoint(
                     run_id=rid,
@@ -161,11 +240,15 @@ def _run_conditions(
                     tps=_finite(s["tps"]),
                 )
             )
-        n, errors, by_status = counts.get(cid, (0, 0, {}))
+        n, errors, by_status = summ.counts(cid)
         if not n:
             # Imports that kept only aggregates: their sample rows hold the counts.
             n = sum(p.transactions for p in points)
             errors = sum(p.errors for p in points)
+        latency = None
+        subset = subsets.get(row.label)
+        if axes is not None and subset is not None:
+            latency = _latency(summ, cid, subset, axes, seed, with_time=run.timed)
         out.append(
             ConditionData(
                 label=label,
@@ -175,7 +258,7 @@ def _run_conditions(
                 transactions=n,
                 errors=errors,
                 errors_by_status=by_status,
-                latency=latency.get(cid),
+                latency=latency,
             )
         )
     return out
@@ -188,92 +271,125 @@ def _finite(x: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _five(qs: tuple[float, ...]) -> tuple[float, float, float, float, float]:
-    return cast("tuple[float, float, float, float, float]", qs)
+def _five(qs: Sequence[float]) -> tuple[float, float, float, float, float]:
+    return cast("tuple[float, float, float, float, float]", tuple(float(q) for q in qs))
 
 
-def _bin_counts(pairs: Sequence[tuple[float, int]], n: int) -> tuple[int, ...]:
-    counts = [0] * n
-    for b, c in pairs:
-        counts[min(max(int(b), 0), n - 1)] += int(c)
-    return tuple(counts)
+def _quantiles(h: histogram.Histogram) -> Quantiles:
+    return Quantiles(histogram.count(h), _five((histogram.quantiles(h, QUANTILES) / 1e6).tolist()))
 
 
-def _latencies(
-    scan: LatencyScan, axes: Axes, seed: int, *, with_time: bool = True
-) -> dict[int, LatencyData]:
+def _binned(mids_ms: np.ndarray, counts: np.ndarray, lo: float, width: float, n: int) -> np.ndarray:
+    lg = np.log10(np.maximum(mids_ms, LOG_FLOOR_MS))
+    b = np.clip(np.floor((lg - lo) / width), 0, n - 1).astype(np.int64)
+    return np.bincount(b, weights=counts, minlength=n)
+
+
+def _latency(
+    summ: _Summaries,
+    cid: int,
+    subset: Observations,
+    axes: Axes,
+    seed: int,
+    *,
+    with_time: bool,
+) -> LatencyData | None:
+    h = summ.by_condition.get(cid)
+    if h is None or histogram.count(h) == 0:
+        return None
+    n = histogram.count(h)
+    mids = histogram.midpoints(h) / 1e6
+    counts = h.count.astype(np.float64)
     lo, hi = axes.log_edges[0], axes.log_edges[-1]
-    w_log = (hi - lo) / HIST_BINS
+    log_counts = _binned(mids, counts, lo, (hi - lo) / HIST_BINS, HIST_BINS)
     lin_hi = axes.linear_edges[-1]
-    w_lin = lin_hi / HIST_BINS
-    seconds = scan.span_s()
-    heat_w = max(seconds / HEAT_TIME_BINS, 1e-9)
-    heat_lw = (axes.heat_log_edges[-1] - axes.heat_log_edges[0]) / HEAT_LATENCY_BINS
-    result: dict[int, dict[str, Any]] = {}
-
-    def slot(cid: int) -> dict[str, Any]:
-        return result.setdefault(cid, {"session": {}, "period": {}})
-
-    for row in scan.quantiles(QUANTILES):
-        d = slot(row.condition_id)
-        d["n"], d["q"] = row.n, Quantiles(row.n, _five(row.quantiles))
-        d["min"], d["max"] = row.min_ms, row.max_ms
-    for kind, bins in (
-        ("log", scan.log_bins(lo, w_log)),
-        ("linear", scan.linear_bins(w_lin, lin_hi)),
-    ):
-        grouped: dict[int, list[tuple[float, int]]] = {}
-        for b in bins:
-            grouped.setdefault(b.condition_id, []).append((b.bin, b.n))
-        for cid, pairs in grouped.items():
-            slot(cid)[kind] = _bin_counts(pairs, HIST_BINS)
-    groups = [("session", scan.quantiles_by_session(QUANTILES))]
-    if with_time:  # without timestamps every transaction would fall in period 0
-        groups.append(("period", scan.quantiles_by_period(axes.period_seconds, QUANTILES)))
-    for key, rows in groups:
-        for g in rows:
-            slot(g.condition_id)[key][g.key] = Quantiles(g.n, _five(g.quantiles))
-    heat: dict[int, list[tuple[int, int, int]]] = {}
-    heat_rows = (
-        []
-        if not with_time
-        else scan.heat_cells(
-            time_width_s=heat_w,
-            time_bins=HEAT_TIME_BINS,
-            log_lo=axes.heat_log_edges[0],
-            log_width=heat_lw,
-            latency_bins=HEAT_LATENCY_BINS,
-        )
+    inside = mids <= lin_hi
+    lin = np.bincount(
+        np.minimum(np.floor(mids[inside] / (lin_hi / HIST_BINS)), HIST_BINS - 1).astype(np.int64),
+        weights=counts[inside],
+        minlength=HIST_BINS,
     )
-    for cell in heat_rows:
-        heat.setdefault(cell.condition_id, []).append((cell.time_bin, cell.latency_bin, cell.n))
+    sids = [int(s) for s in summ.windows.sample_id if summ.condition_of.get(int(s)) == cid]
+    heat: list[tuple[int, int, int]] = []
+    heat_w = 1.0
+    if with_time:
+        heat_w = max(summ.span_s / HEAT_TIME_BINS, 1e-9)
+        heat = _heat(summ, sids, axes, heat_w)
+    # Per session and period: the quantiles of the comparison's subset of transactions (all of
+    # them up to its size), counts stated for all of the condition's transactions.
+    scale = n / subset.values.size
+    by_session = _grouped(subset.values, subset.session, scale)
+    by_period: dict[int, Quantiles] = {}
+    if with_time and subset.time_s is not None:
+        period = np.floor(subset.time_s / axes.period_seconds).astype(np.int64)
+        by_period = _grouped(subset.values, period, scale)
+    rng = np.random.default_rng([seed, 0x4B44])
+    sub = subset.values
+    if sub.size > KDE_SUBSAMPLE:
+        sub = rng.choice(sub, KDE_SUBSAMPLE, replace=False)
+    density, bandwidth = _log_density(
+        np.log10(np.maximum(sub, LOG_FLOOR_MS)), np.asarray(axes.kde_grid)
+    )
+    low, high = summ.extremes[cid]
+    return LatencyData(
+        n=n,
+        log_counts=tuple(round(float(x)) for x in log_counts),
+        linear_counts=tuple(round(float(x)) for x in lin),
+        linear_beyond=n - round(float(lin.sum())),
+        log_density=density,
+        kde_n=int(sub.size),
+        kde_bandwidth=bandwidth,
+        quantiles=_quantiles(h),
+        min_ms=low,
+        max_ms=high,
+        by_session=by_session,
+        by_period=by_period,
+        heat=tuple(heat),
+        heat_bucket_s=heat_w,
+    )
+
+
+def _grouped(values: np.ndarray, keys: np.ndarray | None, scale: float) -> dict[int, Quantiles]:
+    if keys is None:
+        return {}
     out = {}
-    grid = np.asarray(axes.kde_grid)
-    for cid, d in result.items():
-        if "n" not in d:
-            continue
-        # A seeded subsample that is the same in every process: a report rebuilt from the same
-        # file is the same.
-        sub = scan.log_subsample(cid, seed=seed, limit=KDE_SUBSAMPLE)
-        density, bandwidth = _log_density(sub, grid)
-        lin = d.get("linear", (0,) * HIST_BINS)
-        out[cid] = LatencyData(
-            n=d["n"],
-            log_counts=d.get("log", (0,) * HIST_BINS),
-            linear_counts=lin,
-            linear_beyond=d["n"] - sum(lin),
-            log_density=density,
-            kde_n=len(sub),
-            kde_bandwidth=bandwidth,
-            quantiles=d["q"],
-            min_ms=float(d["min"]),
-            max_ms=float(d["max"]),
-            by_session=dict(d["session"]),
-            by_period=dict(d["period"]),
-            heat=tuple(heat.get(cid, ())),
-            heat_bucket_s=heat_w,
-        )
+    for key in np.unique(keys).tolist():
+        mine = values[keys == key]
+        five = _five(np.quantile(mine, QUANTILES).tolist())
+        out[int(key)] = Quantiles(round(mine.size * scale), five)
     return out
+
+
+def _heat(
+    summ: _Summaries, sids: Sequence[int], axes: Axes, width_s: float
+) -> list[tuple[int, int, int]]:
+    """Time x log-latency cells of one condition: each sample's histogram spread over the time
+    buckets its measured window covers, in proportion to the overlap."""
+    w = summ.windows
+    row = {int(s): i for i, s in enumerate(w.sample_id)}
+    origin = float(w.measure_start_ns.min())
+    lo = axes.heat_log_edges[0]
+    lw = (axes.heat_log_edges[-1] - lo) / HEAT_LATENCY_BINS
+    cells = np.zeros((HEAT_TIME_BINS, HEAT_LATENCY_BINS))
+    for s in sids:
+        h = summ.by_sample.get(s)
+        if h is None or not len(h):
+            continue
+        lat = _binned(
+            histogram.midpoints(h) / 1e6, h.count.astype(np.float64), lo, lw, HEAT_LATENCY_BINS
+        )
+        a = (float(w.measure_start_ns[row[s]]) - origin) / 1e9 / width_s
+        b = max((float(w.end_ns[row[s]]) - origin) / 1e9 / width_s, a)
+        first = min(int(a), HEAT_TIME_BINS - 1)
+        last = min(int(b), HEAT_TIME_BINS - 1)
+        if b - a <= 0 or first == last:
+            cells[first] += lat
+            continue
+        edges = np.clip(np.arange(first, last + 2, dtype=np.float64), a, b)
+        share = np.diff(edges) / (b - a)
+        cells[first : last + 1] += share[:, None] * lat[None, :]
+    whole = np.rint(cells).astype(np.int64)
+    return [(int(t), int(b), int(whole[t, b])) for t, b in zip(*np.nonzero(whole), strict=True)]
 
 
 def _log_density(lg: np.ndarray, grid: np.ndarray) -> tuple[tuple[float, ...] | None, float | None]:
