@@ -263,8 +263,18 @@ def test_a_worse_update_p99_is_found_per_type(tmp_path: Path, level: str) -> Non
 def test_the_default_comparison_is_unchanged_by_the_new_options(tmp_path: Path) -> None:
     store = mixed_run(tmp_path, samples=6)
     (doc,) = comparison_documents(store, [], ComparisonOptions())
+    # With two transaction types the document gains each type's own comparison of its mean,
+    # the very document --txn NAME --stat mean gives; the rest is unchanged.
+    types = doc.pop("types")
     assert doc == compare_runs(store)
     assert "stat" not in doc and "txn" not in doc
+    assert [t["txn"] for t in types] == ["lookup", "update"]
+    for t in types:
+        [alone] = comparison_documents(
+            store, [], ComparisonOptions(txn=(str(t["txn"]),), stat="mean")
+        )
+        assert t == alone
+        _conforms(t, ComparisonDocument, "types[]")
     by_stat = comparison_documents(store, [], ComparisonOptions(stat="mean"))[0]
     assert by_stat["stat"] == "mean" and by_stat["txn"] is None
     # The sample-level mean of all types is the same judgement either way.

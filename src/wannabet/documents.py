@@ -174,3 +174,6 @@ class ComparisonDocument(TypedDict):
     txn: NotRequired[str | None]
     #: only with ``--txn``/``--stat``: the statistic judged (mean, median, p90, ..., tps)
     stat: NotRequired[str]
+    #: without ``--txn``/``--stat``, on one run of several transaction types, latency: each
+    #: type's own comparison of its mean (the document ``--txn NAME --stat mean`` prints)
+    types: NotRequired[list["ComparisonDocument"]]

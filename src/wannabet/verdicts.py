@@ -21,6 +21,7 @@ from wannabet.datasets import (
     load_observations,
     load_type_histograms,
     transaction_type_id,
+    transaction_type_names,
 )
 from wannabet.documents import ComparisonDocument, RunDocument
 from wannabet.errors import AnalysisError, SpecError
@@ -196,10 +197,30 @@ def comparison_document(
 def comparison_documents(
     store: Store, run_ids: Sequence[int], options: ComparisonOptions
 ) -> list[ComparisonDocument]:
-    """The comparison documents made with ``options``: one per ``--txn`` type, else one."""
-    if not options.by_statistic:
-        return [comparison_document(store, run_ids, options)]
-    return [document(result, runs) for result, runs in analyze_statistics(store, run_ids, options)]
+    """The comparison documents made with ``options``: one per ``--txn`` type, else one.
+
+    Without ``--txn``/``--stat``, a latency comparison of one run with several transaction
+    types gains ``types``: each type's comparison of its mean, so a change in one type shows
+    even when the mix hides it.
+    """
+    if options.by_statistic:
+        return [
+            document(result, runs) for result, runs in analyze_statistics(store, run_ids, options)
+        ]
+    result, runs = analyze(store, run_ids, options)
+    doc = document(result, runs)
+    if result.metric == "latency" and len(runs) == 1:
+        names = list(transaction_type_names(store, runs[0]).values())
+        if len(names) >= 2:
+            doc["types"] = []
+            for name in names:
+                per_type = dataclasses.replace(options, txn=(name,), stat="mean", bayes=None)
+                try:
+                    [(r, rs)] = analyze_statistics(store, run_ids, per_type)
+                except AnalysisError:  # no condition has a success of this type
+                    continue
+                doc["types"].append(document(r, rs))
+    return [doc]
 
 
 def analyze_statistics(

@@ -107,6 +107,8 @@ def compare_table(doc: ComparisonDocument) -> Group:
     omnibus = doc["omnibus"]
     if omnibus:
         parts.append(Text(f"Omnibus: {omnibus['test']} p={p_value(omnibus['p'])}"))
+    if doc.get("types"):
+        parts.append(_types_table(doc["types"], unit))
     bayes = doc.get("bayes")
     if bayes:
         parts += _bayes_tables(doc, bayes)
@@ -128,6 +130,33 @@ def compare_table(doc: ComparisonDocument) -> Group:
     if warnings:
         parts.append(Text.from_markup("[bold]Diagnostics[/bold]\n" + "\n".join(warnings)))
     return Group(*parts)
+
+
+def _types_table(types: list[ComparisonDocument], unit: str) -> Table:
+    """Each transaction type's own verdict on its mean (``compare --txn NAME``)."""
+    table = Table(
+        title="Per transaction type (mean of the type; compare --txn NAME --stat p99 for tails)",
+        title_justify="left",
+    )
+    table.add_column("type", style="bold", overflow="fold")
+    table.add_column("condition", overflow="fold")
+    for name in (f"baseline {unit}", f"condition {unit}", "Δ mean", "CI", "p (adj.)", "verdict"):
+        table.add_column(name, justify="left" if name == "verdict" else "right")
+    for t in types:
+        values = {c["condition"]: c.get("stat_value") for c in t["conditions"]}
+        for pair in t["comparisons"]:
+            style = _VERDICT_STYLE.get(pair["verdict"], "")
+            table.add_row(
+                escape(str(t.get("txn"))),
+                escape(f"{pair['condition']} vs {pair['baseline']}"),
+                fmt_num(values.get(pair["baseline"])),
+                fmt_num(values.get(pair["condition"])),
+                pct(pair["delta_pct"]),
+                interval(pair["ci_pct"], "%"),
+                p_value(pair["p_adjusted"]),
+                f"[{style}]{pair['verdict']}[/{style}]" if style else pair["verdict"],
+            )
+    return table
 
 
 _DECISION_STYLE = {"credible-difference": "bold", "practically-equivalent": "green"}
@@ -178,6 +207,8 @@ def compare_csv(doc: ComparisonDocument | list[ComparisonDocument]) -> str:
     """One row per condition; with ``--txn``/``--stat`` three more columns (``txn``, ``stat``,
     ``stat_value``), and the rows of every type's document under one header."""
     docs = doc if isinstance(doc, list) else [doc]
+    # A comparison's per-type documents follow its own rows.
+    docs = [d for top in docs for d in (top, *top.get("types", []))]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     by_stat = any("stat" in d for d in docs)

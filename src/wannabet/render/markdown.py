@@ -157,6 +157,36 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
     )
 
 
+def types_markdown(doc: ComparisonDocument) -> str:
+    """Each transaction type's verdict on its mean (the document's ``types``); empty without."""
+    rows = []
+    for t in doc.get("types", []):
+        values = {c["condition"]: c.get("stat_value") for c in t["conditions"]}
+        for c in t["comparisons"]:
+            rows.append(
+                [
+                    str(t.get("txn")),
+                    c["condition"],
+                    c["baseline"],
+                    fmt_num(values.get(c["baseline"])),
+                    fmt_num(values.get(c["condition"])),
+                    pct(c["delta_pct"]),
+                    interval(c["ci_pct"], "%"),
+                    p_value(c["p_adjusted"]),
+                    f"**{c['verdict']}**",
+                ]
+            )
+    if not rows:
+        return ""
+    unit = doc["unit"]
+    return "Per transaction type (mean of the type):\n\n" + markdown_table(
+        ["type", "condition", "baseline", f"baseline {unit}", f"condition {unit}", "Δ mean", "CI",
+         "p (adj.)", "verdict"],
+        rows,
+        ["left", "left", "left", "right", "right", "right", "left", "right", "left"],
+    )  # fmt: skip
+
+
 def heading(doc: ComparisonDocument) -> str:
     """The line above the tables: which runs, metric, level, alpha and ROPE."""
     runs = doc.get("run") or {}
@@ -234,6 +264,9 @@ def comparison_markdown(doc: ComparisonDocument) -> str:
     bayes = bayes_markdown(doc)
     if bayes:
         parts.append(bayes.rstrip("\n"))
+    types = types_markdown(doc)
+    if types:
+        parts += ["", types.rstrip("\n")]
     for e in doc.get("excluded", []):
         parts += ["", f"Left out: {strip_control(e['condition'])} ({strip_control(e['reason'])})."]
     return "\n".join(parts) + "\n"
