@@ -196,7 +196,7 @@ def test_read_only_store_reads_and_refuses_writes(results: Path) -> None:
     assert [r.run_id for r in reader.runs()] == [run_id]
     assert reader.condition_summaries(run_id)[0].transactions == 300
     with reader.read() as con:
-        got = queries.transaction_latencies(con, run_id)
+        got = queries.transaction_blocks(con, run_id, [(0, 0, 300)])
         # No download, ever: extensions are neither installed nor loaded on demand.
         assert con.execute("SELECT current_setting('autoload_known_extensions')").fetchone() == (
             False,

@@ -186,14 +186,6 @@ def analyze(
     )
 
 
-def comparison_document(
-    store: Store, run_ids: Sequence[int], options: ComparisonOptions
-) -> ComparisonDocument:
-    """The comparison document (see ``docs/statistics.md``) made with ``options``."""
-    result, runs = analyze(store, run_ids, options)
-    return document(result, runs)
-
-
 def comparison_documents(
     store: Store, run_ids: Sequence[int], options: ComparisonOptions
 ) -> list[ComparisonDocument]:
