@@ -1,8 +1,8 @@
-"""Per-sample sufficient statistics of a stored run, computed in DuckDB.
+"""Per-sample sufficient statistics of a stored run.
 
-One ``GROUP BY`` over the successful transactions of the run gives, per sample, n, Σy, Σy²,
-Σlog y and Σ(log y)² of the latency in ms. The Bayesian models work on these numbers only, so
-their cost does not grow with the number of transactions. The queries are
+The per-sample summaries give, per sample, n, Σy, Σy², Σlog y and Σ(log y)² of the latency in
+ms of every successful transaction (stored as a row or not). The Bayesian models work on these
+numbers only, so their cost does not grow with the number of transactions. The queries are
 :func:`wannabet.store.queries.latency_sufficient_stats` and ``tps_sufficient_stats``.
 
 Runs without per-transaction rows:

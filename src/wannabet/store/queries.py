@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 
 from wannabet.analysis import histogram
-from wannabet.store.schema import LATENCY_MS, latency_ms
+from wannabet.store.schema import LATENCY_MS
 
 # -- per-sample and per-transaction columns (datasets, sufficient statistics) ----------------------
 
@@ -156,34 +156,22 @@ def tps_sufficient_stats(con: duckdb.DuckDBPyConnection, run_id: int) -> Suffici
 def latency_sufficient_stats(
     con: duckdb.DuckDBPyConnection, run_id: int, *, include_warmup: bool = False
 ) -> SufficientStats:
-    """One ``GROUP BY`` over the successful transactions: the latency sums of every sample.
+    """The latency sums of every sample, from the per-sample summaries (every transaction,
+    whatever share of them was stored as rows).
 
-    Log sums are NULL (then NaN) when a latency is not positive: the log-scale transaction
-    models refuse such data, the sample-level model does not need them. ln() only ever sees
-    positive values (the inner CASE): some DuckDB versions raise on ln(0) instead of returning
-    -inf, which would abort every model.
+    Log sums are NaN when a latency is not positive (or not known): the log-scale transaction
+    models refuse such data, the sample-level model does not need them.
     """
-    rows = con.execute(
-        f"""
-        WITH tx AS (
-            SELECT t.sample_id, {latency_ms("t")} AS y
-            FROM transactions t
-            WHERE t.run_id = ? AND t.status = 'ok' {_warmup_filter(include_warmup, "t")}
-        ), per_sample AS (
-            SELECT sample_id, count(*) AS n, sum(y) AS s1, sum(y * y) AS s2,
-                   CASE WHEN min(y) > 0
-                        THEN sum(CASE WHEN y > 0 THEN ln(y) END) END AS l1,
-                   CASE WHEN min(y) > 0
-                        THEN sum(CASE WHEN y > 0 THEN ln(y) * ln(y) END) END AS l2
-            FROM tx GROUP BY sample_id
-        )
-        SELECT s.condition_id, p.n, p.s1, p.s2, p.l1, p.l2
-        FROM per_sample p JOIN samples s ON s.run_id = ? AND s.sample_id = p.sample_id
-        ORDER BY s.condition_id, s.position
-        """,
-        [run_id, run_id],
-    ).fetchnumpy()
-    return _sufficient(rows)
+    m = sample_moments(con, run_id, include_warmup=include_warmup)
+    order = np.lexsort((m.position, m.condition_id))
+    return SufficientStats(
+        condition_id=m.condition_id[order],
+        n=m.count[order].astype(np.float64),
+        s1=m.sum_ms[order],
+        s2=m.sumsq_ms[order],
+        l1=m.sumlog_ms[order],
+        l2=m.sumlog2_ms[order],
+    )
 
 
 def _sufficient(rows: dict[str, np.ndarray]) -> SufficientStats:
