@@ -14,26 +14,26 @@ from wannabet.model import Condition, Factor, Order, ScheduledSample
 
 
 def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
-    """The cartesian product of the factors' levels; one baseline condition without factors."""
+    """The cartesian product of the factors' levels; one baseline condition without factors.
+
+    Each level's settings apply (:meth:`Factor.level_settings`); the experiment file allows at
+    most one factor to set each of sessions, rate and transactions.
+    """
     if not factors:
         return (Condition(levels=()),)
     out = []
     for combo in itertools.product(*(f.levels for f in factors)):
-        session_sql = tuple(
-            f.session_sql.replace("{level}", level)
-            for f, level in zip(factors, combo, strict=True)
-            if f.session_sql
-        )
-        system_sql = tuple(
-            f.system_sql.replace("{level}", level)
-            for f, level in zip(factors, combo, strict=True)
-            if f.system_sql
-        )
+        chosen = [f.level_settings(level) for f, level in zip(factors, combo, strict=True)]
         out.append(
             Condition(
                 levels=tuple((f.name, level) for f, level in zip(factors, combo, strict=True)),
-                session_sql=session_sql,
-                system_sql=system_sql,
+                session_sql=tuple(sql for c in chosen for sql in c.session_sql),
+                system_sql=tuple(sql for c in chosen for sql in c.system_sql),
+                sessions=next((c.sessions for c in chosen if c.sessions is not None), None),
+                rate=next((c.rate for c in chosen if c.rate is not None), None),
+                transactions=next(
+                    (c.transactions for c in chosen if c.transactions is not None), None
+                ),
             )
         )
     return tuple(out)

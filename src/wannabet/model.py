@@ -139,11 +139,43 @@ class Workload:
 
 
 @dataclass(frozen=True, slots=True)
+class LevelSettings:
+    """What one level of a factor sets (``[factors.levels.NAME]``, or the factor's keys with
+    ``{level}`` put in): SQL on the sessions and once per switch, and what of the workload it
+    replaces."""
+
+    session_sql: tuple[str, ...] = ()
+    system_sql: tuple[str, ...] = ()
+    #: concurrent sessions of this level's samples (None: the workload's)
+    sessions: int | None = None
+    #: open-loop rate of this level's samples (None: the workload's)
+    rate: float | None = None
+    #: the transactions of this level's samples, replacing the workload's (None: the workload's)
+    transactions: tuple[Transaction, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Factor:
     name: str
     levels: tuple[str, ...]
     session_sql: str | None = None
     system_sql: str | None = None
+    #: per level (in the order of ``levels``): what it sets; empty when only the templates
+    #: ``session_sql``/``system_sql`` with ``{level}`` say it
+    settings: tuple[LevelSettings, ...] = ()
+
+    def level_settings(self, level: str) -> LevelSettings:
+        """The settings of ``level``: its own, with the factor's templates filled in."""
+        own = self.settings[self.levels.index(level)] if self.settings else LevelSettings()
+        session = (self.session_sql.replace("{level}", level),) if self.session_sql else ()
+        system = (self.system_sql.replace("{level}", level),) if self.system_sql else ()
+        return LevelSettings(
+            session_sql=session + own.session_sql,
+            system_sql=system + own.system_sql,
+            sessions=own.sessions,
+            rate=own.rate,
+            transactions=own.transactions,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +185,10 @@ class Condition:
     levels: tuple[tuple[str, str], ...]
     session_sql: tuple[str, ...] = ()
     system_sql: tuple[str, ...] = ()
+    #: the workload's sessions, rate and transactions as the levels set them (None: unchanged)
+    sessions: int | None = None
+    rate: float | None = None
+    transactions: tuple[Transaction, ...] | None = None
 
     @property
     def label(self) -> str:

@@ -18,11 +18,13 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+import numpy as np
 
 from wannabet import design
 from wannabet.backends import collector_for, parse_target
@@ -31,11 +33,12 @@ from wannabet.engine.base import Engine, Progress, SampleRequest, SampleResult
 from wannabet.engine.program import Program, compile_program
 from wannabet.environment import client_environment, server_environment
 from wannabet.errors import Interrupted, QueryError, SpecError, TargetError, WannabetError
-from wannabet.model import Condition, Experiment, ScheduledSample, StatisticsPlan
+from wannabet.model import Condition, Experiment, ScheduledSample, StatisticsPlan, Transaction
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import split_sql
 from wannabet.spec import parse_record
 from wannabet.store import ConditionRow, SampleRow, Store
+from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target, redact
 from wannabet.version import tool_version
 
@@ -302,9 +305,7 @@ def run_experiment(
     try:
         _setup(experiment, target, engine, fresh_target)
         # After setup: a setup failure should not wait for a statistics connection first.
-        run.collector = collector_for(
-            target, engine, statistics, transaction_names=plan.program.transaction_names
-        )
+        run.collector = collector_for(target, engine, statistics, transaction_names=plan.type_names)
         with _deferred_interrupt(stopped_by) as interrupt:
             run.run_all(interrupt)
     except KeyboardInterrupt:
@@ -325,20 +326,58 @@ def run_experiment(
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """What a run runs: its conditions, the order of its samples, the compiled workload."""
+    """What a run runs: its conditions, the order of its samples, the compiled workload of each
+    condition, and the run's transaction types (every name any condition runs, first seen
+    first) with, per condition, the type id of each of its program's transactions."""
 
     conditions: tuple[Condition, ...]
     schedule: tuple[ScheduledSample, ...]
-    program: Program
+    programs: tuple[Program, ...]
+    types: tuple[Transaction, ...]
+    type_ids: tuple[tuple[int, ...], ...]
+
+    @property
+    def type_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.types)
 
 
 def _plan(experiment: Experiment, target: Target) -> _Plan:
     conditions = design.conditions(experiment.factors)
     sampling = experiment.sampling
     schedule = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
-    return _Plan(
-        conditions, schedule, compile_program(experiment.workload, target.placeholder_style)
+    types: list[Transaction] = []
+    programs: list[Program] = []
+    type_ids: list[tuple[int, ...]] = []
+    compiled: dict[tuple[Transaction, ...], Program] = {}
+    for condition in conditions:
+        transactions = condition.transactions or experiment.workload.transactions
+        for t in transactions:
+            if all(known.name != t.name for known in types):
+                types.append(t)
+        if transactions not in compiled:
+            workload = dataclasses.replace(experiment.workload, transactions=transactions)
+            compiled[transactions] = compile_program(workload, target.placeholder_style)
+        programs.append(compiled[transactions])
+        names = [known.name for known in types]
+        type_ids.append(tuple(names.index(t.name) for t in transactions))
+    return _Plan(conditions, schedule, tuple(programs), tuple(types), tuple(type_ids))
+
+
+def _with_type_ids(result: SampleResult, ids: tuple[int, ...]) -> SampleResult:
+    """``result`` with its program's transaction indices turned into the run's type ids."""
+    if ids == tuple(range(len(ids))):
+        return result
+    lookup = np.asarray(ids, dtype=np.int16)
+
+    def mapped(table: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: (lookup[v] if k == "txn_type" else v) for k, v in table.items()}
+
+    summaries = SampleSummaries(
+        mapped(result.summaries.moments),
+        mapped(result.summaries.statuses),
+        mapped(result.summaries.bins),
     )
+    return dataclasses.replace(result, columns=mapped(result.columns), summaries=summaries)
 
 
 def _probe(engine: Engine, target: Target) -> dict[str, Any]:
@@ -396,7 +435,7 @@ def _create_run(
             ConditionRow(i, c.label, dict(c.levels), c.session_sql, c.system_sql)
             for i, c in enumerate(plan.conditions)
         ],
-        transaction_types=[(t.name, t.weight, t.script.text) for t in workload.transactions],
+        transaction_types=[(t.name, t.weight, t.script.text) for t in plan.types],
     )
 
 
@@ -471,20 +510,21 @@ class _SampleLoop:
     ) -> None:
         """One sample: run it with its statistics, write it, count its outcome."""
         experiment, engine, target = self.experiment, self.engine, self.target
-        collector, program = self.collector, self.plan.program
+        collector = self.collector
+        program = self.plan.programs[scheduled.condition_index]
         sampling, workload = experiment.sampling, experiment.workload
         warmup_ns = self.warmup_ns
         self.observer.sample_started(scheduled, condition)
         request = SampleRequest(
             program=program,
-            sessions=workload.sessions,
+            sessions=condition.sessions or workload.sessions,
             session_sql=workload.session_sql + condition.session_sql,
             duration_ns=self.duration_ns,
             max_transactions=sampling.transactions or 0,
             seed=sample_seed(sampling.seed, scheduled.position),
             on_error=workload.on_error,
             max_tries=workload.max_tries,
-            rate=workload.rate or 0.0,
+            rate=(condition.rate if condition.rate is not None else workload.rate) or 0.0,
             warmup_ns=warmup_ns,
             record=sampling.record,
             max_rows=sampling.max_rows,
@@ -495,10 +535,12 @@ class _SampleLoop:
                 collector.start(interrupt.interrupted)
             interrupt.check()
             result = engine.run_sample(target, request, progress)
+            result = _with_type_ids(result, self.plan.type_ids[scheduled.condition_index])
         except QueryError as exc:
             if collector is not None:
                 collector.abandon()
-            raise _located(exc, experiment) from None
+            ran = condition.transactions or workload.transactions
+            raise _located(exc, experiment, ran) from None
         except BaseException:
             if collector is not None:
                 collector.abandon()
@@ -612,12 +654,15 @@ def _finish(run: _SampleLoop) -> RunOutcome:
     )
 
 
-def _located(exc: QueryError, experiment: Experiment) -> QueryError:
-    """A statement the database refused to prepare, named by its line in the experiment file."""
+def _located(
+    exc: QueryError, experiment: Experiment, transactions: Sequence[Transaction]
+) -> QueryError:
+    """A statement the database refused to prepare, named by its line in the experiment file
+    (``transactions``: the ones the failing sample ran)."""
     k, name, why = exc.statement, exc.transaction, exc.reason
     if k is None or name is None or why is None:
         return exc
-    for transaction in experiment.workload.transactions:
+    for transaction in transactions:
         statements = transaction.script.statements
         if transaction.name == name and 0 < k <= len(statements):
             where = experiment.source_path or "<experiment>"

@@ -6,6 +6,7 @@ the problem. See ``docs/experiment-file.md`` for the format.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -23,6 +24,7 @@ from wannabet.model import (
     WAIT_INTERVAL_S,
     Experiment,
     Factor,
+    LevelSettings,
     SamplingPlan,
     Setup,
     StatisticsPlan,
@@ -55,7 +57,8 @@ _WORKLOAD_KEYS = (
     "max_tries",
 )
 _TRANSACTION_KEYS = ("name", "weight", "script")
-_FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql")
+_FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql", "sessions", "rate")
+_LEVEL_KEYS = ("session_sql", "system_sql", "sessions", "rate", "transactions")
 _STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
 _SAMPLING_KEYS = (
     "samples",
@@ -198,7 +201,7 @@ class _Reader:
                 key="workload",
             )
         workload = self.workload(self.table(data, "workload", ""))
-        factors = self.factors(data.get("factors", []))
+        factors = self.factors(data.get("factors", []), workload)
         sampling = self.sampling(self.table(data, "sampling", ""))
         statistics = self.statistics(self.table(data, "statistics", ""))
         self.bayes(self.table(data, "bayes", ""))  # validated now, read by compare --bayes
@@ -221,15 +224,42 @@ class _Reader:
         sessions = self.integer(data, "sessions", "workload.sessions", 1, minimum=1, maximum=10_000)
         variables = self.variables(data.get("variables", {}))
         known = set(PREDEFINED_VARIABLES) | {name for name, _ in variables}
-        raw = data.get("transactions")
+        transactions = self.transactions(data.get("transactions"), "workload.transactions", known)
+        rate = data.get("rate")
+        if rate is not None and (
+            isinstance(rate, bool)
+            or not isinstance(rate, int | float)
+            or not math.isfinite(rate)
+            or not 0 < rate <= 10_000_000
+        ):
+            raise self.fail(
+                "workload.rate", f"must be a number of transactions per second > 0, got {rate!r}"
+            )
+        on_error = data.get("on_error", "continue")
+        if on_error not in ("continue", "abort"):
+            raise self.fail("workload.on_error", f'must be "continue" or "abort", got {on_error!r}')
+        return Workload(
+            sessions=sessions,
+            transactions=transactions,
+            variables=variables,
+            session_sql=self.sql_list(data, "session_sql", "workload.session_sql"),
+            rate=float(rate) if rate is not None else None,
+            on_error=on_error,
+            max_tries=self.integer(
+                data, "max_tries", "workload.max_tries", 1, minimum=1, maximum=1_000_000
+            ),
+        )
+
+    def transactions(self, raw: Any, prefix: str, known: set[str]) -> tuple[Transaction, ...]:
+        """``[[workload.transactions]]`` (or a level's ``transactions``): name, weight, script."""
         if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
             raise self.fail(
-                "workload.transactions",
-                "needs at least one [[workload.transactions]] table with name and script",
+                prefix,
+                f"needs at least one [[{prefix}]] table with name and script",
             )
         transactions: list[Transaction] = []
         for index, entry in enumerate(raw):
-            key = f"workload.transactions[{index}]"
+            key = f"{prefix}[{index}]"
             self.check_keys(entry, _TRANSACTION_KEYS, key)
             tname = self.string(entry, "name", f"{key}.name") or f"t{index + 1}"
             if any(t.name == tname for t in transactions):
@@ -255,30 +285,7 @@ class _Reader:
             transactions.append(
                 Transaction(name=tname, weight=weight, script=script, script_line=start)
             )
-        rate = data.get("rate")
-        if rate is not None and (
-            isinstance(rate, bool)
-            or not isinstance(rate, int | float)
-            or not math.isfinite(rate)
-            or not 0 < rate <= 10_000_000
-        ):
-            raise self.fail(
-                "workload.rate", f"must be a number of transactions per second > 0, got {rate!r}"
-            )
-        on_error = data.get("on_error", "continue")
-        if on_error not in ("continue", "abort"):
-            raise self.fail("workload.on_error", f'must be "continue" or "abort", got {on_error!r}')
-        return Workload(
-            sessions=sessions,
-            transactions=tuple(transactions),
-            variables=variables,
-            session_sql=self.sql_list(data, "session_sql", "workload.session_sql"),
-            rate=float(rate) if rate is not None else None,
-            on_error=on_error,
-            max_tries=self.integer(
-                data, "max_tries", "workload.max_tries", 1, minimum=1, maximum=1_000_000
-            ),
-        )
+        return tuple(transactions)
 
     def variables(self, raw: Any) -> tuple[tuple[str, int | float], ...]:
         if not isinstance(raw, dict):
@@ -309,10 +316,12 @@ class _Reader:
             return tuple(value)
         raise self.fail(full, "must be a string or a list of strings")
 
-    def factors(self, raw: Any) -> tuple[Factor, ...]:
+    def factors(self, raw: Any, workload: Workload) -> tuple[Factor, ...]:
         if not isinstance(raw, list) or not all(isinstance(f, dict) for f in raw):
             raise self.fail("factors", "must be an array of tables: [[factors]]")
+        known = set(PREDEFINED_VARIABLES) | {name for name, _ in workload.variables}
         factors: list[Factor] = []
+        setters: dict[str, str] = {}  # sessions / rate / transactions -> the factor that sets it
         for index, entry in enumerate(raw):
             key = f"factors[{index}]"
             self.check_keys(entry, _FACTOR_KEYS, key)
@@ -321,41 +330,140 @@ class _Reader:
                 raise self.fail(f"{key}.name", f"{name!r}: use letters, digits, _ . - only")
             if any(f.name == name for f in factors):
                 raise self.fail(f"{key}.name", f"duplicate factor name {name!r}")
-            levels = entry.get("levels")
-            if not isinstance(levels, list) or not levels:
-                raise self.fail(
-                    f"{key}.levels", 'needs a non-empty list, e.g. levels = ["on", "off"]'
-                )
-            labels: list[str] = []
-            for level in levels:
-                if isinstance(level, dict | list):
-                    raise self.fail(
-                        f"{key}.levels", f"levels are strings or numbers, not {_type(level)}"
-                    )
-                label = _level_text(level)
-                if label in labels:
-                    raise self.fail(f"{key}.levels", f"level {label!r} appears twice")
-                labels.append(label)
+            labels, own = self.levels(entry.get("levels"), f"{key}.levels", known)
             session_sql = self.string(entry, "session_sql", f"{key}.session_sql")
             system_sql = self.string(entry, "system_sql", f"{key}.system_sql")
-            if session_sql is None and system_sql is None:
-                raise self.fail(
-                    key,
-                    f"factor {name!r} changes nothing;"
-                    " give session_sql or system_sql using {level}",
-                )
             for field_name, sql in (("session_sql", session_sql), ("system_sql", system_sql)):
                 if sql is not None and len(labels) > 1 and "{level}" not in sql:
                     raise self.fail(
                         f"{key}.{field_name}",
                         "does not use {level}, so every level would run the same SQL",
                     )
+            # sessions = "{level}" / rate = "{level}": the level is the value (a sweep).
+            for field_name in ("sessions", "rate"):
+                if field_name not in entry:
+                    continue
+                if entry[field_name] != "{level}":
+                    raise self.fail(
+                        f"{key}.{field_name}",
+                        f'must be "{{level}}" (each level is the {field_name}); for other values'
+                        f" set {field_name} per level in [factors.levels.NAME]",
+                    )
+                if any(getattr(o, field_name) is not None for o in own):
+                    raise self.fail(
+                        f"{key}.{field_name}", "is set both for the factor and for a level"
+                    )
+                values = [self.level_number(label, field_name, f"{key}.levels") for label in labels]
+                if field_name == "sessions":
+                    own = [
+                        dataclasses.replace(o, sessions=int(v))
+                        for o, v in zip(own, values, strict=True)
+                    ]
+                else:
+                    own = [
+                        dataclasses.replace(o, rate=float(v))
+                        for o, v in zip(own, values, strict=True)
+                    ]
+            sets = {
+                f for f in ("sessions", "rate", "transactions")
+                if any(getattr(o, f) is not None for o in own)
+            }  # fmt: skip
+            for what in sorted(sets):
+                if what in setters:
+                    raise self.fail(
+                        key,
+                        f"factors {setters[what]!r} and {name!r} both set {what};"
+                        " one factor per setting (combine their levels into one factor)",
+                    )
+                setters[what] = name
+            if (
+                session_sql is None
+                and system_sql is None
+                and not any(o != LevelSettings() for o in own)
+            ):
+                raise self.fail(
+                    key,
+                    f"factor {name!r} changes nothing; give session_sql or system_sql using"
+                    " {level}, sessions or rate, or settings per level in [factors.levels.NAME]",
+                )
             factors.append(
                 Factor(
-                    name=name, levels=tuple(labels), session_sql=session_sql, system_sql=system_sql
+                    name=name,
+                    levels=tuple(labels),
+                    session_sql=session_sql,
+                    system_sql=system_sql,
+                    settings=tuple(own) if any(o != LevelSettings() for o in own) else (),
                 )
             )
         return tuple(factors)
+
+    def levels(self, raw: Any, key: str, known: set[str]) -> tuple[list[str], list[LevelSettings]]:
+        """``levels = [...]`` (names only) or ``[factors.levels.NAME]`` tables (names with
+        what each level sets), in the order written."""
+        labels: list[str] = []
+        own: list[LevelSettings] = []
+        if isinstance(raw, dict) and raw:
+            for label, table in raw.items():
+                lkey = f"{key}.{label}"
+                if not isinstance(table, dict):
+                    raise self.fail(lkey, f"must be a table: [{key.split('[')[0]}.levels.{label}]")
+                self.check_keys(table, _LEVEL_KEYS, lkey)
+                labels.append(str(label))
+                own.append(self.level_settings(table, lkey, known))
+            return labels, own
+        if not isinstance(raw, list) or not raw:
+            raise self.fail(
+                key,
+                'needs a non-empty list, e.g. levels = ["on", "off"], or a table per level:'
+                " [factors.levels.NAME]",
+            )
+        for level in raw:
+            if isinstance(level, dict | list):
+                raise self.fail(key, f"levels are strings or numbers, not {_type(level)}")
+            label = _level_text(level)
+            if label in labels:
+                raise self.fail(key, f"level {label!r} appears twice")
+            labels.append(label)
+            own.append(LevelSettings())
+        return labels, own
+
+    def level_settings(self, table: Mapping[str, Any], key: str, known: set[str]) -> LevelSettings:
+        sessions = None
+        if "sessions" in table:
+            sessions = self.integer(
+                table, "sessions", f"{key}.sessions", 1, minimum=1, maximum=10_000
+            )
+        rate = table.get("rate")
+        if rate is not None and (
+            isinstance(rate, bool)
+            or not isinstance(rate, int | float)
+            or not math.isfinite(rate)
+            or not 0 < rate <= 10_000_000
+        ):
+            raise self.fail(
+                f"{key}.rate", f"must be a number of transactions per second > 0, got {rate!r}"
+            )
+        transactions = None
+        if "transactions" in table:
+            transactions = self.transactions(table["transactions"], f"{key}.transactions", known)
+        return LevelSettings(
+            session_sql=self.sql_list(table, "session_sql", f"{key}.session_sql"),
+            system_sql=self.sql_list(table, "system_sql", f"{key}.system_sql"),
+            sessions=sessions,
+            rate=None if rate is None else float(rate),
+            transactions=transactions,
+        )
+
+    def level_number(self, label: str, what: str, key: str) -> int | float:
+        """A level that is itself a number of sessions or a rate."""
+        try:
+            value = int(label) if what == "sessions" else float(label)
+        except ValueError:
+            raise self.fail(key, f"level {label!r} is not a {what} value") from None
+        lowest, highest = (1, 10_000) if what == "sessions" else (0, 10_000_000)
+        if not (value >= lowest if what == "sessions" else value > lowest) or value > highest:
+            raise self.fail(key, f"level {label!r} is out of range for {what}")
+        return value
 
     def bayes(self, data: Mapping[str, Any]) -> dict[str, Any]:
         self.check_keys(data, _BAYES_KEYS, "bayes")
