@@ -120,7 +120,7 @@ def _latency_observations(
         rng = np.random.default_rng([seed, run_id, c.condition_id])
         for sid, size in plan.drawn:
             # No rows stored: values drawn from the sample's histogram, at its start time.
-            drawn = histogram.draw(hists[sid], size, rng) / 1e6
+            drawn = histogram.draw(hists.get(sid, histogram.merge()), size, rng) / 1e6
             sample_id.append(np.full(drawn.size, sid, dtype=np.int64))
             values.append(drawn)
             start.append(np.full(drawn.size, start_col[w_row[sid]], dtype=np.int64))

@@ -200,8 +200,8 @@ class Condition:
 Order = Literal["randomized-blocks", "blocks", "sequential"]
 
 
-#: ``record = "auto"``: rows kept per sample at most. About 0.3 s to write on a laptop-class
-#: machine (docs/benchmarks.md), so writing a sample never takes longer than a 1 s sample.
+#: ``record = "auto"``: rows kept per sample at most. About 0.35 s to write on a 2-core machine
+#: (docs/benchmarks.md), so writing a sample takes less time than a 1 s sample.
 AUTO_MAX_ROWS = 1_000_000
 
 
