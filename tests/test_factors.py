@@ -229,10 +229,12 @@ def test_two_factors_cannot_both_set_sessions_and_levels_check_their_keys() -> N
     second = '[[factors]]\nname = "more"\nlevels = [8]\nsessions = "{level}"\n[sampling]'
     with pytest.raises(SpecError, match="factors 'sessions' and 'more' both set sessions"):
         parse_experiment(SWEEP.replace("[sampling]", second), file="e.toml")
+    misspelt = A_VS_B.replace("[factors.levels.scan]", "[factors.levels.scan]\nsesions = 2")
     with pytest.raises(SpecError) as err:
-        parse_experiment(A_VS_B.replace("[factors.levels.scan]", "[factors.levels.scan]\nsesions = 2"), file="e.toml")  # fmt: skip
+        parse_experiment(misspelt, file="e.toml")
     assert err.value.key == "factors[0].levels.scan.sesions"
     assert "did you mean 'sessions'?" in str(err.value) and err.value.line is not None
+    refused = A_VS_B.replace("SELECT x FROM t WHERE id = 7;", "\\\\gsett x")
     with pytest.raises(SpecError) as err:
-        parse_experiment(A_VS_B.replace("SELECT x FROM t WHERE id = 7;", "\\\\gsett x"), file="e.toml")  # fmt: skip
+        parse_experiment(refused, file="e.toml")
     assert err.value.key == "factors[0].levels.point.transactions[0].script"
