@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from test_summaries import assert_summaries_match_rows
+from wannabet.importers.sysbench import histogram_bins
 from wannabet.store import Store, queries
 from wannabet.testing import cli
 
@@ -167,7 +170,24 @@ def test_sysbench_round_trip_intervals_summary_and_histogram(results: Path) -> N
     assert c["transactions"] == 2501 and c["errors"] == 1
     lat = c["latency_ms"]
     assert lat["mean"] == pytest.approx(7.99) and lat["max"] == pytest.approx(14.9)
-    assert (lat["p50"], lat["p95"], lat["p99"]) == (None, 10.46, None)
+    # p95 as sysbench printed it; p50 and p99 from its histogram buckets (their midpoints).
+    assert lat["p95"] == 10.46
+    assert lat["p50"] == pytest.approx(6.213, rel=0.01)
+    assert lat["p99"] == pytest.approx(11.241, rel=0.01)
+
+
+def test_sysbench_buckets_become_disjoint_bins_around_their_printed_centres() -> None:
+    # Every bucket sysbench can print, as it prints it (log-scale centre, 3 decimals).
+    mult = 1023 / (math.log(100_000) - math.log(0.001))
+    centres = [round(math.exp(i / mult + math.log(0.001)), 3) for i in range(400, 1024, 7)]
+    bins = histogram_bins([[c, 1] for c in centres])
+    assert len(bins) == len(centres)
+    for (lo, hi, n), centre in zip(bins, centres, strict=True):
+        assert lo <= centre * 1e6 <= hi and n == 1
+        assert (hi - lo) / lo == pytest.approx(math.exp(1 / mult) - 1, rel=0.01)  # 1.8% wide
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(bins))  # disjoint
+    # The same bucket printed twice (two files' worth) is one bin with both counts.
+    assert histogram_bins([[centres[0], 2], [centres[0], 3]]) == [[*bins[0][:2], 5]]
 
 
 def test_sysbench_conditions_from_filenames_and_compare(results: Path) -> None:

@@ -7,12 +7,14 @@
 - The final summary (transactions, queries, errors, total time, latency min/avg/max/percentile/
   sum) and the ``--histogram`` output become one row of ``aggregates`` per file.
 
-sysbench keeps no per-transaction data: ``summary`` shows the mean, maximum and the percentile
-sysbench printed; ``compare --metric throughput`` works from the interval samples.
+sysbench keeps no per-transaction data: ``summary`` shows the mean, the maximum, the percentile
+sysbench printed and, from the ``--histogram`` buckets, the other percentiles (within a bucket,
+1.8% wide); ``compare --metric throughput`` works from the interval samples.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -205,7 +207,12 @@ def import_sysbench(
                     "lat_min_ms": summary.get("min"),
                     "lat_max_ms": summary.get("max"),
                     "percentiles": {key: pct[1]} if pct else None,
-                    "histogram": {"buckets": doc["histogram"]} if doc["histogram"] else None,
+                    "histogram": {
+                        "buckets": doc["histogram"],
+                        "bins_ns": histogram_bins(doc["histogram"]),
+                    }
+                    if doc["histogram"]
+                    else None,
                     "extra": {
                         "latency_sum_ms": summary.get("sum"),
                         "events": summary.get("events"),
@@ -238,3 +245,32 @@ def import_sysbench(
         tool_version=tool_version(),
     )
     return store.import_batch(batch, run_id=run_id, force=force)
+
+
+#: sysbench's latency histogram (``sb_histogram_init(..., 1024, 0.001, 100000)`` in sysbench.c):
+#: bucket i holds the latencies (ms) with ``floor((ln v - ln 0.001) * MULT + 0.5) == i`` and is
+#: printed as ``exp(i / MULT + ln 0.001)``, the centre of the bucket on the log scale.
+_SIZE, _LOW_MS, _HIGH_MS = 1024, 0.001, 100_000.0
+_MULT = (_SIZE - 1) / (math.log(_HIGH_MS) - math.log(_LOW_MS))
+
+
+def histogram_bins(buckets: Sequence[Sequence[float]]) -> list[list[int]]:
+    """sysbench's printed ``(value, count)`` buckets as disjoint integer-ns bins
+    ``[lo_ns, hi_ns, count]`` (the bins of :mod:`wannabet.analysis.histogram`).
+
+    The printed value is rounded to 0.001 ms, so the bucket index is recovered from it and the
+    edges are computed from the index: ``exp((i ± 0.5) / MULT + ln 0.001)``.
+    """
+    deduct = math.log(_LOW_MS)
+    by_index: dict[int, int] = {}
+    for value, count in buckets:
+        if value <= 0 or count <= 0:
+            continue
+        i = min(max(round((math.log(value) - deduct) * _MULT), 0), _SIZE - 1)
+        by_index[i] = by_index.get(i, 0) + int(count)
+    out = []
+    for i in sorted(by_index):
+        lo = math.ceil(math.exp((i - 0.5) / _MULT + deduct) * 1e6)
+        hi = math.ceil(math.exp((i + 0.5) / _MULT + deduct) * 1e6) - 1
+        out.append([lo, hi, by_index[i]])
+    return out

@@ -1152,15 +1152,23 @@ def _aggregate_summaries(
                    / nullif(sum(a.count) FILTER (
                        WHERE a.lat_sum_ms IS NOT NULL OR a.lat_mean_ms IS NOT NULL), 0),
                bool_and(a.lat_sum_ms IS NOT NULL OR a.lat_mean_ms IS NOT NULL),
-               max(a.lat_max_ms), count(*), any_value(a.percentiles)
+               max(a.lat_max_ms), count(*), any_value(a.percentiles), any_value(a.histogram)
         FROM aggregates a JOIN conditions c USING (run_id, condition_id)
         WHERE a.run_id = ? GROUP BY c.label
         """,
         [run_id],
     ).fetchall()
     out = {}
-    for label, n, failed, skipped, mean, all_mean, mx, rows_n, pct in rows:
+    for label, n, failed, skipped, mean, all_mean, mx, rows_n, pct, hist in rows:
         percentiles = json.loads(pct) if pct and rows_n == 1 else {}
+        bins = (json.loads(hist) or {}).get("bins_ns") if hist and rows_n == 1 else None
+        if bins:
+            # A tool's own histogram (sysbench): the percentiles it did not print, from its
+            # buckets (the order statistic's bucket at its midpoint).
+            lo, hi, count = (np.asarray(col, dtype=np.uint64) for col in zip(*bins, strict=True))
+            h = histogram.Histogram(lo, hi, count)
+            for key, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99)):
+                percentiles.setdefault(key, float(histogram.quantile(h, q)) / 1e6)
         by_status = {k: int(v) for k, v in (("failed", failed), ("skipped", skipped)) if v}
         out[str(label)] = (
             int(n) + int(failed) + int(skipped),
