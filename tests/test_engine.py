@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from wannabet.analysis import histogram
 from wannabet.backends import parse_target
 from wannabet.engine import STATUS_NAMES, NativeEngine, SampleRequest, SampleResult, compile_program
 from wannabet.errors import ConnectError, QueryError, WannabetError
@@ -375,6 +376,31 @@ def test_the_engines_summaries_equal_those_of_its_rows(target: Target, rate: flo
     if rate:  # latency counts from the schedule, not from when the transaction started
         c = result.columns
         assert (c["intended_start_ns"] < c["start_ns"]).any()
+
+
+def test_the_engines_histogram_quantiles_are_within_1pct_of_its_transactions(
+    target: Target,
+) -> None:
+    # A real run (SQLite and PostgreSQL): the quantiles the analyses take from the engine's
+    # histograms against the exact order statistics of the very transactions it ran.
+    make_accounts(target, 100)
+    ENGINE.execute(target, "CREATE TABLE uniq (id INTEGER PRIMARY KEY)")
+    result = two_type_sample(target, sessions=2, duration_ns=600_000_000)
+    c, bins = result.columns, result.summaries.bins
+    ok = c["status"] == OK
+    exact = (c["end_ns"] - c["intended_start_ns"])[ok].astype(np.float64)
+    groups = {(int(t), bool(w)) for t, w in zip(bins["txn_type"], bins["warmup"], strict=True)}
+    merged = histogram.merge(
+        *(
+            histogram.Histogram(bins["lo_ns"][mine], bins["hi_ns"][mine], bins["count"][mine])
+            for mine in ((bins["txn_type"] == t) & (bins["warmup"] == w) for t, w in groups)
+        )
+    )
+    assert histogram.count(merged) == exact.size > 1000
+    qs = [0.01, 0.1, 0.5, 0.9, 0.95, 0.99, 0.999]
+    got = histogram.quantiles(merged, qs)
+    want = np.quantile(exact, qs, method="inverted_cdf")
+    np.testing.assert_allclose(got, want, rtol=0.01)
 
 
 def test_a_count_limited_sample_with_one_session_has_the_same_summaries(target: Target) -> None:
