@@ -51,6 +51,12 @@ class SpecError(WannabetError):
         super().__init__(f"{where}: {message}")
 
 
+class HookError(WannabetError):
+    """A shell hook of the experiment file failed: a non-zero exit or its time limit."""
+
+    exit_code = 6
+
+
 class TargetError(WannabetError):
     """The database under test failed."""
 

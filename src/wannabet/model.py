@@ -275,6 +275,29 @@ class Setup:
     sql: str | None = None
 
 
+#: when a hook runs (``[[hooks]] when``)
+HOOK_POINTS = (
+    "before-run",
+    "after-run",
+    "before-condition",
+    "after-condition",
+    "before-sample",
+    "after-sample",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """SQL on the target, or a shell command on this machine, run at one point of the run."""
+
+    when: str
+    sql: str | None = None
+    shell: str | None = None
+    timeout_s: float = 60.0
+    #: how errors name it: ``hooks[0]``, with its file line when known
+    where: str = "hooks[0]"
+
+
 @dataclass(frozen=True, slots=True)
 class Experiment:
     name: str
@@ -285,6 +308,7 @@ class Experiment:
     setup: Setup = field(default_factory=Setup)
     factors: tuple[Factor, ...] = ()
     statistics: StatisticsPlan = field(default_factory=StatisticsPlan)
+    hooks: tuple[Hook, ...] = ()
     source_path: str | None = None
     source_text: str = ""
 

@@ -14,8 +14,10 @@ The order of events, and why:
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,7 +34,14 @@ from wannabet.durations import duration_option
 from wannabet.engine.base import Engine, Progress, SampleRequest, SampleResult
 from wannabet.engine.program import Program, compile_program
 from wannabet.environment import client_environment, server_environment
-from wannabet.errors import Interrupted, QueryError, SpecError, TargetError, WannabetError
+from wannabet.errors import (
+    HookError,
+    Interrupted,
+    QueryError,
+    SpecError,
+    TargetError,
+    WannabetError,
+)
 from wannabet.model import Condition, Experiment, ScheduledSample, StatisticsPlan, Transaction
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import split_sql
@@ -470,6 +479,7 @@ class _SampleLoop:
         self.plan = plan
         self.run_id = run_id
         self.collector: Collector | None = None
+        self.interrupt: _Interrupt | None = None  # set while the samples run
         self.done = 0
         self.succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
         # condition index -> its first error, while none succeeded
@@ -490,16 +500,98 @@ class _SampleLoop:
             interrupt.check()  # stops the engine, which discards the sample in flight
             self.observer.sample_progress(ok, errors, elapsed_s, p99_ms)
 
+        self.interrupt = interrupt
+        self.hooks("before-run")
         for scheduled in plan:
             interrupt.check()
             condition = self.plan.conditions[scheduled.condition_index]
             if scheduled.condition_index != previous:
+                if previous is not None:
+                    self.hooks("after-condition", self.plan.conditions[previous])
                 for sql in condition.system_sql:
                     _execute_all(self.engine, self.target, sql, f"system_sql of {condition.label}")
+                self.hooks("before-condition", condition)
                 previous = scheduled.condition_index
             self.run_one(scheduled, condition, interrupt, progress)
             if sampling.cooldown_s and scheduled is not plan[-1]:
                 interrupt.sleep(sampling.cooldown_s)
+        if previous is not None:
+            self.hooks("after-condition", self.plan.conditions[previous])
+        self.hooks("after-run")
+
+    def _check_interrupt(self) -> None:
+        if self.interrupt is not None:
+            self.interrupt.check()
+
+    def hooks(
+        self,
+        when: str,
+        condition: Condition | None = None,
+        scheduled: ScheduledSample | None = None,
+    ) -> list[dict[str, Any]]:
+        """Run the experiment's hooks of ``when``, in file order; what each did, for the record.
+
+        SQL goes to the target statement by statement (a failure is a ``QueryError`` naming the
+        hook). A shell command runs with ``/bin/sh -c`` and its output captured, told where the
+        run is by ``WANNABET_*`` variables; a non-zero exit or its time limit stops the run with
+        a :class:`HookError` naming the hook and the command's last line of output.
+        """
+        records: list[dict[str, Any]] = []
+        for hook in self.experiment.hooks:
+            if hook.when != when:
+                continue
+            start = time.perf_counter()
+            output = ""
+            if hook.sql is not None:
+                _execute_all(self.engine, self.target, hook.sql, f"{hook.where} ({when})")
+            else:
+                assert hook.shell is not None
+                env = {
+                    **os.environ,
+                    "WANNABET_HOOK": when,
+                    "WANNABET_RUN_ID": str(self.run_id),
+                    "WANNABET_TARGET_KIND": self.target.kind,
+                }
+                if condition is not None:
+                    env["WANNABET_CONDITION"] = condition.label
+                if scheduled is not None:
+                    env["WANNABET_SAMPLE"] = str(scheduled.position)
+                    env["WANNABET_BLOCK"] = str(scheduled.block)
+                try:
+                    proc = subprocess.run(
+                        ["/bin/sh", "-c", hook.shell],
+                        capture_output=True,
+                        text=True,
+                        errors="replace",
+                        timeout=hook.timeout_s,
+                        env=env,
+                        stdin=subprocess.DEVNULL,
+                    )
+                except subprocess.TimeoutExpired:
+                    self._check_interrupt()
+                    raise HookError(
+                        f"{hook.where} ({when}): still running after {hook.timeout_s:g} s, its"
+                        " timeout; make the command faster or raise timeout"
+                    ) from None
+                output = redact(proc.stdout + proc.stderr, self.target.password)
+                if proc.returncode != 0:
+                    # Ctrl-C reaches the hook too: the run was interrupted, the hook did not fail.
+                    self._check_interrupt()
+                    last = (output.strip().splitlines() or ["no output"])[-1][:300]
+                    raise HookError(
+                        f"{hook.where} ({when}): the command exited with {proc.returncode}:"
+                        f" {last}; fix the command (it ran as /bin/sh -c)"
+                    )
+            records.append(
+                {
+                    "when": when,
+                    "hook": hook.where,
+                    "seconds": round(time.perf_counter() - start, 6),
+                    "end_ns": time.time_ns(),
+                    "output": output[-2000:],
+                }
+            )
+        return records
 
     def run_one(
         self,
@@ -515,6 +607,7 @@ class _SampleLoop:
         sampling, workload = experiment.sampling, experiment.workload
         warmup_ns = self.warmup_ns
         self.observer.sample_started(scheduled, condition)
+        prepared = self.hooks("before-sample", condition, scheduled)
         request = SampleRequest(
             program=program,
             sessions=condition.sessions or workload.sessions,
@@ -550,6 +643,9 @@ class _SampleLoop:
             if collector is not None
             else None
         )
+        if prepared:
+            # What the before-sample hooks did (time, output) is kept with the sample.
+            stats = {**(stats or {}), "hooks": prepared}
         row = SampleRow(
             sample_id=scheduled.position,
             condition_id=scheduled.condition_index,
@@ -586,6 +682,7 @@ class _SampleLoop:
         ok = statuses["status"] == 0
         committed = int(statuses["count"][ok & ~statuses["warmup"]].sum())
         self.observer.sample_finished(scheduled, result, committed / window_s)
+        self.hooks("after-sample", condition, scheduled)
         self._tally(
             scheduled.condition_index,
             result,

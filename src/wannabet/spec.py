@@ -19,11 +19,13 @@ from wannabet.durations import parse_duration
 from wannabet.errors import SpecError
 from wannabet.model import (
     AUTO_MAX_ROWS,
+    HOOK_POINTS,
     PREDEFINED_VARIABLES,
     WAIT_INTERVAL_RANGE_S,
     WAIT_INTERVAL_S,
     Experiment,
     Factor,
+    Hook,
     LevelSettings,
     SamplingPlan,
     Setup,
@@ -43,7 +45,9 @@ _TOP_KEYS = (
     "sampling",
     "statistics",
     "bayes",
+    "hooks",
 )
+_HOOK_KEYS = ("when", "sql", "shell", "timeout")
 _BAYES_KEYS = ("model", "hdi", "prior_cv", "prior_mean", "prior_sd_max")
 _BAYES_MODELS = ("hierarchical", "gamma", "lognormal", "student-t")
 _SETUP_KEYS = ("sql",)
@@ -205,6 +209,7 @@ class _Reader:
         sampling = self.sampling(self.table(data, "sampling", ""))
         statistics = self.statistics(self.table(data, "statistics", ""))
         self.bayes(self.table(data, "bayes", ""))  # validated now, read by compare --bayes
+        hooks = self.hooks(data.get("hooks", []))
         target = self.string(data, "target", "target")
         return Experiment(
             name=name,
@@ -215,6 +220,7 @@ class _Reader:
             factors=factors,
             sampling=sampling,
             statistics=statistics,
+            hooks=hooks,
             source_path=self.file,
             source_text=self.text,
         )
@@ -225,16 +231,7 @@ class _Reader:
         variables = self.variables(data.get("variables", {}))
         known = set(PREDEFINED_VARIABLES) | {name for name, _ in variables}
         transactions = self.transactions(data.get("transactions"), "workload.transactions", known)
-        rate = data.get("rate")
-        if rate is not None and (
-            isinstance(rate, bool)
-            or not isinstance(rate, int | float)
-            or not math.isfinite(rate)
-            or not 0 < rate <= 10_000_000
-        ):
-            raise self.fail(
-                "workload.rate", f"must be a number of transactions per second > 0, got {rate!r}"
-            )
+        rate = self.rate(data, "workload.rate")
         on_error = data.get("on_error", "continue")
         if on_error not in ("continue", "abort"):
             raise self.fail("workload.on_error", f'must be "continue" or "abort", got {on_error!r}')
@@ -243,7 +240,7 @@ class _Reader:
             transactions=transactions,
             variables=variables,
             session_sql=self.sql_list(data, "session_sql", "workload.session_sql"),
-            rate=float(rate) if rate is not None else None,
+            rate=rate,
             on_error=on_error,
             max_tries=self.integer(
                 data, "max_tries", "workload.max_tries", 1, minimum=1, maximum=1_000_000
@@ -427,22 +424,55 @@ class _Reader:
             own.append(LevelSettings())
         return labels, own
 
+    def hooks(self, raw: Any) -> tuple[Hook, ...]:
+        if not isinstance(raw, list) or not all(isinstance(h, dict) for h in raw):
+            raise self.fail("hooks", "must be an array of tables: [[hooks]]")
+        hooks = []
+        for index, entry in enumerate(raw):
+            key = f"hooks[{index}]"
+            self.check_keys(entry, _HOOK_KEYS, key)
+            when = self.string(entry, "when", f"{key}.when", required=True)
+            if when not in HOOK_POINTS:
+                close = difflib.get_close_matches(when, HOOK_POINTS, n=1)
+                hint = f'; did you mean "{close[0]}"?' if close else ""
+                raise self.fail(
+                    f"{key}.when", f"must be one of {', '.join(HOOK_POINTS)}, got {when!r}{hint}"
+                )
+            sql = self.string(entry, "sql", f"{key}.sql")
+            shell = self.string(entry, "shell", f"{key}.shell")
+            if (sql is None) == (shell is None):
+                raise self.fail(
+                    key, 'give either sql = "..." or shell = "...", not both or neither'
+                )
+            timeout = self.duration(entry, "timeout", f"{key}.timeout", 60.0)
+            if not timeout > 0:
+                raise self.fail(f"{key}.timeout", "must be longer than 0s")
+            line = self.locator.line(key)
+            where = f"{self.file}:{line}: {key}" if line else f"{self.file}: {key}"
+            hooks.append(Hook(when, sql=sql, shell=shell, timeout_s=timeout, where=where))
+        return tuple(hooks)
+
+    def rate(self, data: Mapping[str, Any], full: str) -> float | None:
+        """An open-loop ``rate``: transactions per second, > 0 (None when absent)."""
+        rate = data.get("rate")
+        if rate is None:
+            return None
+        if (
+            isinstance(rate, bool)
+            or not isinstance(rate, int | float)
+            or not math.isfinite(rate)
+            or not 0 < rate <= 10_000_000
+        ):
+            raise self.fail(full, f"must be a number of transactions per second > 0, got {rate!r}")
+        return float(rate)
+
     def level_settings(self, table: Mapping[str, Any], key: str, known: set[str]) -> LevelSettings:
         sessions = None
         if "sessions" in table:
             sessions = self.integer(
                 table, "sessions", f"{key}.sessions", 1, minimum=1, maximum=10_000
             )
-        rate = table.get("rate")
-        if rate is not None and (
-            isinstance(rate, bool)
-            or not isinstance(rate, int | float)
-            or not math.isfinite(rate)
-            or not 0 < rate <= 10_000_000
-        ):
-            raise self.fail(
-                f"{key}.rate", f"must be a number of transactions per second > 0, got {rate!r}"
-            )
+        rate = self.rate(table, f"{key}.rate")
         transactions = None
         if "transactions" in table:
             transactions = self.transactions(table["transactions"], f"{key}.transactions", known)
@@ -450,7 +480,7 @@ class _Reader:
             session_sql=self.sql_list(table, "session_sql", f"{key}.session_sql"),
             system_sql=self.sql_list(table, "system_sql", f"{key}.system_sql"),
             sessions=sessions,
-            rate=None if rate is None else float(rate),
+            rate=rate,
             transactions=transactions,
         )
 

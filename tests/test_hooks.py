@@ -1,0 +1,146 @@
+"""Hooks (issue #14): SQL and shell commands before and after the run, each condition and each
+sample, with their output captured, a time limit, and a failure that names the hook."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wannabet.errors import SpecError
+from wannabet.spec import parse_experiment
+from wannabet.store import Store
+from wannabet.testing.cli import wannabet, wannabet_ok
+
+SPEC = (
+    textwrap.dedent(
+        """\
+    name = "hooks"
+    [setup]
+    sql = "CREATE TABLE IF NOT EXISTS prepared (n INTEGER)"
+    [workload]
+    [[workload.transactions]]
+    script = "SELECT 1;"
+    [[factors]]
+    name = "f"
+    levels = [1000, 2000]
+    session_sql = "PRAGMA cache_size = {level}"
+    [sampling]
+    samples = 2
+    duration = "0.2s"
+    warmup = "0s"
+    seed = 5
+    """
+    )
+    .replace("-{level}", "{level}")
+    .replace('["a", "b"]', "[1000, 2000]")
+)
+
+
+def run_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
+    """The one ``error:`` line of a run that failed after its progress lines began."""
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr + proc.stdout
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1, proc.stderr
+    return errors[0]
+
+
+def hook(when: str, body: str) -> str:
+    return f'[[hooks]]\nwhen = "{when}"\n{body}\n'
+
+
+def test_every_hook_point_runs_in_order_with_where_the_run_is(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    record = (
+        f'shell = "echo $WANNABET_HOOK ${{WANNABET_CONDITION:-}} ${{WANNABET_SAMPLE:-}} >> {log}"'
+    )
+    hooks = "".join(
+        hook(when, record)
+        for when in (
+            "before-run", "after-run", "before-condition", "after-condition",
+            "before-sample", "after-sample",
+        )
+    )  # fmt: skip
+    hooks += hook("before-sample", 'sql = "INSERT INTO prepared VALUES (1)"')
+    spec = tmp_path / "e.toml"
+    spec.write_text(SPEC + hooks)
+    results = tmp_path / "r.duckdb"
+    wannabet_ok("run", str(spec), "--results", str(results), "--no-stats", cwd=tmp_path)
+    lines = [line.split() for line in log.read_text().splitlines()]
+    store = Store(results)
+    samples = store.samples(store.run().run_id)
+    expected: list[list[str]] = [["before-run"]]
+    previous = None
+    for s in samples:
+        label = s["condition"]
+        if label != previous:
+            if previous is not None:
+                expected.append(["after-condition", previous])
+            expected.append(["before-condition", label])
+            previous = label
+        expected += [["before-sample", label, str(s["position"])]]
+        expected += [["after-sample", label, str(s["position"])]]
+    expected += [["after-condition", str(previous)], ["after-run"]]
+    assert lines == expected
+    # The SQL hook ran on the target before every sample, and each sample keeps what its
+    # before-sample hooks did, finished before the sample's clock started.
+    with sqlite3.connect(tmp_path / "hooks.sqlite") as con:
+        assert con.execute("SELECT count(*) FROM prepared").fetchone() == (len(samples),)
+    for s in samples:
+        done = json.loads(s["stats"])["hooks"]
+        assert [d["when"] for d in done] == ["before-sample", "before-sample"]
+        assert all(d["end_ns"] <= s["t0_ns"] for d in done)
+        assert done[0]["hook"].endswith("hooks[4]")
+
+
+def test_a_failing_shell_hook_stops_the_run_naming_it_and_keeps_the_samples(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "e.toml"
+    fail_on_third = (
+        'shell = "n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count;'
+        ' test $n -lt 2 || { echo cache not dropped >&2; exit 3; }"'
+    )
+    spec.write_text(SPEC + hook("before-sample", fail_on_third))
+    results = tmp_path / "r.duckdb"
+    proc = wannabet("run", str(spec), "--results", str(results), "--no-stats", cwd=tmp_path)
+    line = run_error(proc, 6)
+    hook_line = (SPEC + "[[hooks]]").count("\n") + 1
+    assert f"e.toml:{hook_line}: hooks[0] (before-sample)" in line
+    assert "exited with 3: cache not dropped" in line
+    store = Store(results)
+    run = store.run()
+    assert run.status == "failed" and run.samples == 2
+
+
+def test_a_hook_past_its_time_limit_is_stopped(tmp_path: Path) -> None:
+    spec = tmp_path / "e.toml"
+    spec.write_text(SPEC + hook("before-run", 'shell = "sleep 5"\ntimeout = "0.3s"'))
+    proc = wannabet("run", str(spec), "--results", str(tmp_path / "r.duckdb"), cwd=tmp_path)
+    assert "hooks[0] (before-run): still running after 0.3 s" in run_error(proc, 6)
+
+
+@pytest.mark.parametrize(
+    ("body", "key", "fragment"),
+    [
+        (
+            'when = "befor-sample"\nsql = "SELECT 1"',
+            "hooks[0].when",
+            'did you mean "before-sample"',
+        ),
+        ('when = "after-run"', "hooks[0]", "give either sql"),
+        ('when = "after-run"\nsql = "SELECT 1"\nshell = "true"', "hooks[0]", "not both"),
+        ('when = "after-run"\nsql = "SELECT 1"\ntimeout = "0s"', "hooks[0].timeout", "longer"),
+        ('when = "after-run"\nsql = "SELECT 1"\nwhy = 1', "hooks[0].why", "unknown key"),
+    ],
+)
+def test_bad_hooks_name_the_key_and_line(body: str, key: str, fragment: str) -> None:
+    with pytest.raises(SpecError) as err:
+        parse_experiment(SPEC + "[[hooks]]\n" + body + "\n", file="e.toml")
+    assert err.value.key == key and fragment in str(err.value), str(err.value)
+    assert err.value.line is not None
