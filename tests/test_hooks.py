@@ -1,5 +1,6 @@
 """Hooks (issue #14): SQL and shell commands before and after the run, each condition and each
-sample, with their output captured, a time limit, and a failure that names the hook."""
+sample, with their output captured, a time limit, and a failure that names the hook; and
+``wannabet check``, which reports every mistake of a file."""
 
 from __future__ import annotations
 
@@ -144,3 +145,30 @@ def test_bad_hooks_name_the_key_and_line(body: str, key: str, fragment: str) -> 
         parse_experiment(SPEC + "[[hooks]]\n" + body + "\n", file="e.toml")
     assert err.value.key == key and fragment in str(err.value), str(err.value)
     assert err.value.line is not None
+
+
+def test_check_reports_every_mistake_of_a_file_with_its_line(tmp_path: Path) -> None:
+    # Three mistakes in three places: a transaction's script, a factor and a hook.
+    broken = SPEC.replace('script = "SELECT 1;"', 'script = "\\\\sett x 1"').replace(
+        "levels = [1000, 2000]", "levels = [1000, 1000]"
+    ) + hook("befor-run", 'sql = "SELECT 1"')
+    spec = tmp_path / "broken.toml"
+    spec.write_text(broken)
+    proc = wannabet("check", str(spec))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 3, proc.stderr
+    assert "workload.transactions[0].script" in errors[0]
+    assert "factors[0].levels: level '1000' appears twice" in errors[1]
+    assert "hooks[0].when" in errors[2] and 'did you mean "before-run"' in errors[2]
+    lines = [int(e.split(":")[2]) for e in errors]  # error: FILE:LINE: ...
+    assert lines == sorted(lines) and all(n > 0 for n in lines)
+    assert "3 errors in" in proc.stderr
+    # A valid file: one line saying what it would run.
+    good = tmp_path / "good.toml"
+    good.write_text(SPEC)
+    ok = wannabet_ok("check", str(good))
+    assert "ok:" in ok and "2 conditions, 2 samples each, 1 transaction type" in ok
+    # A file that is not there is one error, too.
+    proc = wannabet("check", str(tmp_path / "none.toml"))
+    assert proc.returncode == 2 and "no such file" in proc.stderr

@@ -235,6 +235,31 @@ def run(
 
 @app.command()
 @handled
+def check(
+    file: Annotated[Path, typer.Argument(help="The experiment file.", show_default=False)],
+) -> None:
+    """Validate an experiment file and report every error in it, not just the first."""
+    from wannabet import design
+    from wannabet.spec import check_file, load_experiment
+
+    errors = check_file(file)
+    for exc in errors:
+        err_console.print(f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True)
+    if errors:
+        err_console.print(f"{_count(len(errors), 'error')} in {markup(str(file))}", highlight=False)
+        raise typer.Exit(SpecError.exit_code)
+    experiment = load_experiment(file)
+    conditions = design.conditions(experiment.factors)
+    console.print(
+        f"ok: {markup(str(file))}: {_count(len(conditions), 'condition')},"
+        f" {_count(experiment.sampling.samples, 'sample')} each,"
+        f" {_count(len(experiment.workload.transactions), 'transaction type')}",
+        highlight=False,
+    )
+
+
+@app.command()
+@handled
 def summary(
     results: ResultsOption = Path(DEFAULT_RESULTS),
     run_id: RunOption = None,

@@ -11,9 +11,10 @@ import difflib
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from wannabet.durations import parse_duration
 from wannabet.errors import SpecError
@@ -34,6 +35,8 @@ from wannabet.model import (
     Workload,
 )
 from wannabet.script import ScriptError, parse_script
+
+_T = TypeVar("_T")
 
 _TOP_KEYS = (
     "name",
@@ -82,18 +85,56 @@ _MIN_DURATION_S = 0.001
 
 def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment file."""
-    p = Path(path)
+    return parse_experiment(_read(path), file=str(path))
+
+
+def check_file(path: str | Path) -> list[SpecError]:
+    """Every error of an experiment file (see :func:`check_experiment`); empty when valid."""
     try:
-        text = p.read_text(encoding="utf-8")
+        text = _read(path)
+    except SpecError as exc:
+        return [exc]
+    return check_experiment(text, file=str(path))
+
+
+def _read(path: str | Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError("no such file; check the path", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read the file: {exc}", file=str(path)) from None
-    return parse_experiment(text, file=str(path))
+
+
+def check_experiment(text: str, *, file: str = "<experiment>") -> list[SpecError]:
+    """Every error of an experiment file's text, in file order; empty when it is valid.
+
+    Each section, transaction, factor and hook is validated on its own, so one mistake does not
+    hide the next (a TOML syntax error is one error: nothing after it can be read).
+    """
+    try:
+        data = _toml(text, file)
+    except SpecError as exc:
+        return [exc]
+    reader = _Reader(text, file)
+    reader.errors = []
+    with reader.collecting():
+        reader.experiment(data)
+    seen: set[str] = set()
+    unique = []
+    for err in reader.errors:
+        if str(err) not in seen:
+            seen.add(str(err))
+            unique.append(err)
+    return sorted(unique, key=lambda e: (e.line is None, e.line or 0))
 
 
 def parse_experiment(text: str, *, file: str = "<experiment>") -> Experiment:
     """Validate the text of an experiment file and build the frozen model."""
+    return _Reader(text, file).experiment(_toml(text, file))
+
+
+def _toml(text: str, file: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -106,7 +147,7 @@ def parse_experiment(text: str, *, file: str = "<experiment>") -> Experiment:
                 " strings ('''...''') so that \\set and \\sleep stay as written"
             )
         raise SpecError(f"not valid TOML: {reason}", file=file, line=line) from None
-    return _Reader(text, file).experiment(data)
+    return data
 
 
 def parse_bayes_settings(text: str, *, file: str = "<experiment>") -> dict[str, Any]:
@@ -128,6 +169,25 @@ class _Reader:
         self.text = text
         self.file = file
         self.locator = _KeyLocator(text)
+        #: with a list, every error is collected and reading goes on (``check_experiment``)
+        self.errors: list[SpecError] | None = None
+
+    @contextmanager
+    def collecting(self) -> Iterator[None]:
+        """Collect an error of the block and go on, when collecting; else let it raise."""
+        if self.errors is None:
+            yield
+            return
+        try:
+            yield
+        except SpecError as exc:
+            self.errors.append(exc)
+
+    def attempt(self, read: Callable[[], _T], default: _T) -> _T:
+        """``read()``, or ``default`` after collecting its error (when collecting)."""
+        with self.collecting():
+            return read()
+        return default
 
     def fail(self, key: str, message: str, *, line: int | None = None) -> SpecError:
         return SpecError(message, file=self.file, key=key, line=line or self.locator.line(key))
@@ -191,31 +251,35 @@ class _Reader:
     # -- sections ---------------------------------------------------------------------------------
 
     def experiment(self, data: Mapping[str, Any]) -> Experiment:
-        self.check_keys(data, _TOP_KEYS, "")
-        name = self.string(data, "name", "name", required=True)
-        if not name.strip():
-            raise self.fail("name", "must not be empty")
-        setup = self.table(data, "setup", "")
-        self.check_keys(setup, _SETUP_KEYS, "setup")
-        if "workload" not in data:
-            raise SpecError(
-                "missing [workload]; add a [workload] table with sessions and"
-                " [[workload.transactions]]",
-                file=self.file,
-                key="workload",
-            )
-        workload = self.workload(self.table(data, "workload", ""))
-        factors = self.factors(data.get("factors", []), workload)
-        sampling = self.sampling(self.table(data, "sampling", ""))
-        statistics = self.statistics(self.table(data, "statistics", ""))
-        self.bayes(self.table(data, "bayes", ""))  # validated now, read by compare --bayes
-        hooks = self.hooks(data.get("hooks", []))
-        target = self.string(data, "target", "target")
+        # Each section on its own: when collecting (check_experiment), an error in one does not
+        # hide the errors of the others.
+        self.attempt(lambda: self.check_keys(data, _TOP_KEYS, ""), None)
+        name = self.attempt(lambda: self.name(data), "experiment")
+        no_setup: Mapping[str, Any] = {}
+        setup = self.attempt(lambda: self.setup_table(data), no_setup)
+        workload = self.attempt(
+            lambda: self.workload(self.section(data, "workload")),
+            Workload(sessions=1, transactions=()),
+        )
+        no_factors: tuple[Factor, ...] = ()
+        factors = self.attempt(lambda: self.factors(data.get("factors", []), workload), no_factors)
+        sampling = self.attempt(
+            lambda: self.sampling(self.table(data, "sampling", "")), SamplingPlan()
+        )
+        statistics = self.attempt(
+            lambda: self.statistics(self.table(data, "statistics", "")), StatisticsPlan()
+        )
+        # validated now, read by compare --bayes
+        no_settings: dict[str, Any] = {}
+        self.attempt(lambda: self.bayes(self.table(data, "bayes", "")), no_settings)
+        no_hooks: tuple[Hook, ...] = ()
+        hooks = self.attempt(lambda: self.hooks(data.get("hooks", [])), no_hooks)
+        target = self.attempt(lambda: self.string(data, "target", "target"), None)
         return Experiment(
             name=name,
             description=self.string(data, "description", "description") or "",
             target=target,
-            setup=Setup(sql=self.string(setup, "sql", "setup.sql")),
+            setup=Setup(sql=self.attempt(lambda: self.string(setup, "sql", "setup.sql"), None)),
             workload=workload,
             factors=factors,
             sampling=sampling,
@@ -224,6 +288,28 @@ class _Reader:
             source_path=self.file,
             source_text=self.text,
         )
+
+    def name(self, data: Mapping[str, Any]) -> str:
+        name = self.string(data, "name", "name", required=True)
+        if not name.strip():
+            raise self.fail("name", "must not be empty")
+        return str(name)
+
+    def setup_table(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        setup = self.table(data, "setup", "")
+        self.check_keys(setup, _SETUP_KEYS, "setup")
+        return setup
+
+    def section(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        """A required table (``[workload]``)."""
+        if key not in data:
+            raise SpecError(
+                "missing [workload]; add a [workload] table with sessions and"
+                " [[workload.transactions]]",
+                file=self.file,
+                key="workload",
+            )
+        return self.table(data, key, "")
 
     def workload(self, data: Mapping[str, Any]) -> Workload:
         self.check_keys(data, _WORKLOAD_KEYS, "workload")
@@ -256,32 +342,34 @@ class _Reader:
             )
         transactions: list[Transaction] = []
         for index, entry in enumerate(raw):
-            key = f"{prefix}[{index}]"
-            self.check_keys(entry, _TRANSACTION_KEYS, key)
-            tname = self.string(entry, "name", f"{key}.name") or f"t{index + 1}"
-            if any(t.name == tname for t in transactions):
-                raise self.fail(
-                    f"{key}.name", f"duplicate transaction name {tname!r}; names must be unique"
+            with self.collecting():
+                key = f"{prefix}[{index}]"
+                self.check_keys(entry, _TRANSACTION_KEYS, key)
+                tname = self.string(entry, "name", f"{key}.name") or f"t{index + 1}"
+                if any(t.name == tname for t in transactions):
+                    raise self.fail(
+                        f"{key}.name", f"duplicate transaction name {tname!r}; names must be unique"
+                    )
+                weight = entry.get("weight", 1)
+                if (
+                    isinstance(weight, bool)
+                    or not isinstance(weight, int)
+                    or not 0 < weight <= 1_000_000
+                ):
+                    raise self.fail(
+                        f"{key}.weight",
+                        f"must be a whole number > 0 (up to 1,000,000), got {weight!r}",
+                    )
+                script_text = self.string(entry, "script", f"{key}.script", required=True)
+                try:
+                    script = parse_script(script_text, known_variables=known)
+                except ScriptError as exc:
+                    line = self.locator.value_line(f"{key}.script", exc.line)
+                    raise self.fail(f"{key}.script", str(exc), line=line) from None
+                start = self.locator.value_line(f"{key}.script", 1)
+                transactions.append(
+                    Transaction(name=tname, weight=weight, script=script, script_line=start)
                 )
-            weight = entry.get("weight", 1)
-            if (
-                isinstance(weight, bool)
-                or not isinstance(weight, int)
-                or not 0 < weight <= 1_000_000
-            ):
-                raise self.fail(
-                    f"{key}.weight", f"must be a whole number > 0 (up to 1,000,000), got {weight!r}"
-                )
-            script_text = self.string(entry, "script", f"{key}.script", required=True)
-            try:
-                script = parse_script(script_text, known_variables=known)
-            except ScriptError as exc:
-                line = self.locator.value_line(f"{key}.script", exc.line)
-                raise self.fail(f"{key}.script", str(exc), line=line) from None
-            start = self.locator.value_line(f"{key}.script", 1)
-            transactions.append(
-                Transaction(name=tname, weight=weight, script=script, script_line=start)
-            )
         return tuple(transactions)
 
     def variables(self, raw: Any) -> tuple[tuple[str, int | float], ...]:
@@ -320,78 +408,82 @@ class _Reader:
         factors: list[Factor] = []
         setters: dict[str, str] = {}  # sessions / rate / transactions -> the factor that sets it
         for index, entry in enumerate(raw):
-            key = f"factors[{index}]"
-            self.check_keys(entry, _FACTOR_KEYS, key)
-            name = self.string(entry, "name", f"{key}.name", required=True)
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
-                raise self.fail(f"{key}.name", f"{name!r}: use letters, digits, _ . - only")
-            if any(f.name == name for f in factors):
-                raise self.fail(f"{key}.name", f"duplicate factor name {name!r}")
-            labels, own = self.levels(entry.get("levels"), f"{key}.levels", known)
-            session_sql = self.string(entry, "session_sql", f"{key}.session_sql")
-            system_sql = self.string(entry, "system_sql", f"{key}.system_sql")
-            for field_name, sql in (("session_sql", session_sql), ("system_sql", system_sql)):
-                if sql is not None and len(labels) > 1 and "{level}" not in sql:
-                    raise self.fail(
-                        f"{key}.{field_name}",
-                        "does not use {level}, so every level would run the same SQL",
-                    )
-            # sessions = "{level}" / rate = "{level}": the level is the value (a sweep).
-            for field_name in ("sessions", "rate"):
-                if field_name not in entry:
-                    continue
-                if entry[field_name] != "{level}":
-                    raise self.fail(
-                        f"{key}.{field_name}",
-                        f'must be "{{level}}" (each level is the {field_name}); for other values'
-                        f" set {field_name} per level in [factors.levels.NAME]",
-                    )
-                if any(getattr(o, field_name) is not None for o in own):
-                    raise self.fail(
-                        f"{key}.{field_name}", "is set both for the factor and for a level"
-                    )
-                values = [self.level_number(label, field_name, f"{key}.levels") for label in labels]
-                if field_name == "sessions":
-                    own = [
-                        dataclasses.replace(o, sessions=int(v))
-                        for o, v in zip(own, values, strict=True)
+            with self.collecting():
+                key = f"factors[{index}]"
+                self.check_keys(entry, _FACTOR_KEYS, key)
+                name = self.string(entry, "name", f"{key}.name", required=True)
+                if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
+                    raise self.fail(f"{key}.name", f"{name!r}: use letters, digits, _ . - only")
+                if any(f.name == name for f in factors):
+                    raise self.fail(f"{key}.name", f"duplicate factor name {name!r}")
+                labels, own = self.levels(entry.get("levels"), f"{key}.levels", known)
+                session_sql = self.string(entry, "session_sql", f"{key}.session_sql")
+                system_sql = self.string(entry, "system_sql", f"{key}.system_sql")
+                for field_name, sql in (("session_sql", session_sql), ("system_sql", system_sql)):
+                    if sql is not None and len(labels) > 1 and "{level}" not in sql:
+                        raise self.fail(
+                            f"{key}.{field_name}",
+                            "does not use {level}, so every level would run the same SQL",
+                        )
+                # sessions = "{level}" / rate = "{level}": the level is the value (a sweep).
+                for field_name in ("sessions", "rate"):
+                    if field_name not in entry:
+                        continue
+                    if entry[field_name] != "{level}":
+                        raise self.fail(
+                            f"{key}.{field_name}",
+                            f'must be "{{level}}" (each level is the {field_name}); for other'
+                            f" values set {field_name} per level in [factors.levels.NAME]",
+                        )
+                    if any(getattr(o, field_name) is not None for o in own):
+                        raise self.fail(
+                            f"{key}.{field_name}", "is set both for the factor and for a level"
+                        )
+                    values = [
+                        self.level_number(label, field_name, f"{key}.levels") for label in labels
                     ]
-                else:
-                    own = [
-                        dataclasses.replace(o, rate=float(v))
-                        for o, v in zip(own, values, strict=True)
-                    ]
-            sets = {
-                f for f in ("sessions", "rate", "transactions")
-                if any(getattr(o, f) is not None for o in own)
-            }  # fmt: skip
-            for what in sorted(sets):
-                if what in setters:
+                    if field_name == "sessions":
+                        own = [
+                            dataclasses.replace(o, sessions=int(v))
+                            for o, v in zip(own, values, strict=True)
+                        ]
+                    else:
+                        own = [
+                            dataclasses.replace(o, rate=float(v))
+                            for o, v in zip(own, values, strict=True)
+                        ]
+                sets = {
+                    f for f in ("sessions", "rate", "transactions")
+                    if any(getattr(o, f) is not None for o in own)
+                }  # fmt: skip
+                for what in sorted(sets):
+                    if what in setters:
+                        raise self.fail(
+                            key,
+                            f"factors {setters[what]!r} and {name!r} both set {what};"
+                            " one factor per setting (combine their levels into one factor)",
+                        )
+                    setters[what] = name
+                if (
+                    session_sql is None
+                    and system_sql is None
+                    and not any(o != LevelSettings() for o in own)
+                ):
                     raise self.fail(
                         key,
-                        f"factors {setters[what]!r} and {name!r} both set {what};"
-                        " one factor per setting (combine their levels into one factor)",
+                        f"factor {name!r} changes nothing; give session_sql or system_sql"
+                        " using {level}, sessions or rate, or settings per level in"
+                        " [factors.levels.NAME]",
                     )
-                setters[what] = name
-            if (
-                session_sql is None
-                and system_sql is None
-                and not any(o != LevelSettings() for o in own)
-            ):
-                raise self.fail(
-                    key,
-                    f"factor {name!r} changes nothing; give session_sql or system_sql using"
-                    " {level}, sessions or rate, or settings per level in [factors.levels.NAME]",
+                factors.append(
+                    Factor(
+                        name=name,
+                        levels=tuple(labels),
+                        session_sql=session_sql,
+                        system_sql=system_sql,
+                        settings=tuple(own) if any(o != LevelSettings() for o in own) else (),
+                    )
                 )
-            factors.append(
-                Factor(
-                    name=name,
-                    levels=tuple(labels),
-                    session_sql=session_sql,
-                    system_sql=system_sql,
-                    settings=tuple(own) if any(o != LevelSettings() for o in own) else (),
-                )
-            )
         return tuple(factors)
 
     def levels(self, raw: Any, key: str, known: set[str]) -> tuple[list[str], list[LevelSettings]]:
@@ -429,27 +521,29 @@ class _Reader:
             raise self.fail("hooks", "must be an array of tables: [[hooks]]")
         hooks = []
         for index, entry in enumerate(raw):
-            key = f"hooks[{index}]"
-            self.check_keys(entry, _HOOK_KEYS, key)
-            when = self.string(entry, "when", f"{key}.when", required=True)
-            if when not in HOOK_POINTS:
-                close = difflib.get_close_matches(when, HOOK_POINTS, n=1)
-                hint = f'; did you mean "{close[0]}"?' if close else ""
-                raise self.fail(
-                    f"{key}.when", f"must be one of {', '.join(HOOK_POINTS)}, got {when!r}{hint}"
-                )
-            sql = self.string(entry, "sql", f"{key}.sql")
-            shell = self.string(entry, "shell", f"{key}.shell")
-            if (sql is None) == (shell is None):
-                raise self.fail(
-                    key, 'give either sql = "..." or shell = "...", not both or neither'
-                )
-            timeout = self.duration(entry, "timeout", f"{key}.timeout", 60.0)
-            if not timeout > 0:
-                raise self.fail(f"{key}.timeout", "must be longer than 0s")
-            line = self.locator.line(key)
-            where = f"{self.file}:{line}: {key}" if line else f"{self.file}: {key}"
-            hooks.append(Hook(when, sql=sql, shell=shell, timeout_s=timeout, where=where))
+            with self.collecting():
+                key = f"hooks[{index}]"
+                self.check_keys(entry, _HOOK_KEYS, key)
+                when = self.string(entry, "when", f"{key}.when", required=True)
+                if when not in HOOK_POINTS:
+                    close = difflib.get_close_matches(when, HOOK_POINTS, n=1)
+                    hint = f'; did you mean "{close[0]}"?' if close else ""
+                    raise self.fail(
+                        f"{key}.when",
+                        f"must be one of {', '.join(HOOK_POINTS)}, got {when!r}{hint}",
+                    )
+                sql = self.string(entry, "sql", f"{key}.sql")
+                shell = self.string(entry, "shell", f"{key}.shell")
+                if (sql is None) == (shell is None):
+                    raise self.fail(
+                        key, 'give either sql = "..." or shell = "...", not both or neither'
+                    )
+                timeout = self.duration(entry, "timeout", f"{key}.timeout", 60.0)
+                if not timeout > 0:
+                    raise self.fail(f"{key}.timeout", "must be longer than 0s")
+                line = self.locator.line(key)
+                where = f"{self.file}:{line}: {key}" if line else f"{self.file}: {key}"
+                hooks.append(Hook(when, sql=sql, shell=shell, timeout_s=timeout, where=where))
         return tuple(hooks)
 
     def rate(self, data: Mapping[str, Any], full: str) -> float | None:
