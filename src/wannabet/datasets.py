@@ -197,7 +197,7 @@ def _subset_plan(
         for sid, total, kept in zip(m.sample_id, count, share, strict=True):
             stored = round(int(total) * float(kept))
             want = int(total) if complete else int(np.ceil(SHAPE_SUBSET * int(total) / n))
-            limit = min(want, stored) if not complete else int(total)
+            limit = min(want, stored)  # complete: every transaction, all of them stored
             offset = int(rng.integers(0, stored - limit + 1)) if stored > limit else 0
             blocks.append((int(sid), offset, limit))
     return _SubsetPlan(

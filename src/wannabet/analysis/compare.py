@@ -409,9 +409,7 @@ def _prepare_subset(obs: Observations, level: Level) -> _Prepared:
         return _Prepared(obs, samples, means, True, means, s, means, order, None, None, False)
     x = obs.values
     clustered = Clustered(m.total, m.count, x[order], samples.codes[order])
-    n = float(m.count.sum())
-    var = (float(m.total_sq.sum()) - float(m.total.sum()) ** 2 / n) / (n - 1) if n > 1 else None
-    cm = cluster_mean(m.total, m.count, var_values=None if var is None else max(var, 0.0))
+    cm = cluster_mean(m.total, m.count, var_values=m.variance)
     return _Prepared(obs, samples, means, True, x, x[order], means, order, cm, clustered, False)
 
 
@@ -511,13 +509,11 @@ def _described_by_moments(d: Descriptive, m: Moments) -> Descriptive:
     """``d`` (of a subset of the transactions) with every figure the moments know exactly:
     count, mean, standard deviation, extremes; with a histogram, the quantiles and the MAD too
     (within half a bin). The skewness stays that of the subset."""
-    n = float(m.count.sum())
-    mean = float(m.total.sum()) / n
-    var = max((float(m.total_sq.sum()) - n * mean * mean) / (n - 1), 0.0) if n > 1 else 0.0
-    sd = math.sqrt(var)
+    mean = m.mean
+    sd = math.sqrt(m.variance or 0.0)
     out = dataclasses.replace(
         d,
-        n=int(n),
+        n=m.n,
         mean=mean,
         sd=sd,
         min=m.minimum,

@@ -91,6 +91,22 @@ class Moments:
         """Number of transactions."""
         return int(self.count.sum())
 
+    @property
+    def mean(self) -> float:
+        """Mean of all transactions."""
+        return float(self.total.sum()) / float(self.count.sum())
+
+    @property
+    def variance(self) -> float | None:
+        """Sample variance of all transactions (``n - 1``), from the sums; None below 2.
+
+        Clamped at 0: the difference of sums can round to a tiny negative for equal values.
+        """
+        n = float(self.count.sum())
+        if n < 2:
+            return None
+        return max((float(self.total_sq.sum()) - float(self.total.sum()) ** 2 / n) / (n - 1), 0.0)
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Observations:
