@@ -258,7 +258,7 @@ class _Reader:
         no_setup: Mapping[str, Any] = {}
         setup = self.attempt(lambda: self.setup_table(data), no_setup)
         workload = self.attempt(
-            lambda: self.workload(self.section(data, "workload")),
+            lambda: self.workload(self.workload_table(data)),
             Workload(sessions=1, transactions=()),
         )
         no_factors: tuple[Factor, ...] = ()
@@ -300,16 +300,16 @@ class _Reader:
         self.check_keys(setup, _SETUP_KEYS, "setup")
         return setup
 
-    def section(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-        """A required table (``[workload]``)."""
-        if key not in data:
+    def workload_table(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``[workload]``, which every file needs."""
+        if "workload" not in data:
             raise SpecError(
                 "missing [workload]; add a [workload] table with sessions and"
                 " [[workload.transactions]]",
                 file=self.file,
                 key="workload",
             )
-        return self.table(data, key, "")
+        return self.table(data, "workload", "")
 
     def workload(self, data: Mapping[str, Any]) -> Workload:
         self.check_keys(data, _WORKLOAD_KEYS, "workload")
