@@ -172,12 +172,15 @@ class _Summaries:
                 float(moments.max_ns[mine].max()) / 1e6,
             )
         origin = float(windows.measure_start_ns.min()) if windows.sample_id.size else 0.0
+        #: per sample id: its measured window, seconds since the first measured window opened
+        self.window_s = {
+            int(sid): ((float(start) - origin) / 1e9, (float(end) - origin) / 1e9)
+            for sid, start, end in zip(
+                windows.sample_id, windows.measure_start_ns, windows.end_ns, strict=True
+            )
+        }
         #: seconds from the first measured window's start to the last sample's end
-        self.span_s = (
-            max((float(windows.end_ns.max()) - origin) / 1e9, 0.0)
-            if windows.sample_id.size
-            else 0.0
-        )
+        self.span_s = max([0.0, *(end for _, end in self.window_s.values())])
 
     @classmethod
     def read(cls, con: Any, run_id: int, include_warmup: bool) -> _Summaries:
@@ -365,9 +368,6 @@ def _heat(
 ) -> list[tuple[int, int, int]]:
     """Time x log-latency cells of one condition: each sample's histogram spread over the time
     buckets its measured window covers, in proportion to the overlap."""
-    w = summ.windows
-    row = {int(s): i for i, s in enumerate(w.sample_id)}
-    origin = float(w.measure_start_ns.min())
     lo = axes.heat_log_edges[0]
     lw = (axes.heat_log_edges[-1] - lo) / HEAT_LATENCY_BINS
     cells = np.zeros((HEAT_TIME_BINS, HEAT_LATENCY_BINS))
@@ -378,8 +378,9 @@ def _heat(
         lat = _binned(
             histogram.midpoints(h) / 1e6, h.count.astype(np.float64), lo, lw, HEAT_LATENCY_BINS
         )
-        a = (float(w.measure_start_ns[row[s]]) - origin) / 1e9 / width_s
-        b = max((float(w.end_ns[row[s]]) - origin) / 1e9 / width_s, a)
+        start_s, end_s = summ.window_s[s]
+        a = start_s / width_s
+        b = max(end_s / width_s, a)
         first = min(int(a), HEAT_TIME_BINS - 1)
         last = min(int(b), HEAT_TIME_BINS - 1)
         if b - a <= 0 or first == last:
