@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyTuple};
 
-use crate::runner::{Command, Plan, SqlText, Transaction};
+use crate::runner::{Capture, Command, Plan, Protocol, SqlText, Transaction};
 use crate::script::{Expr, Func, Op, Value};
 
 pub(crate) fn bad(msg: impl Into<String>) -> PyErr {
@@ -37,8 +37,50 @@ fn parse_expr(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<Expr> {
     Ok(match tag.as_str() {
         "int" => Expr::Int(t.get_item(1)?.extract()?),
         "float" => Expr::Float(t.get_item(1)?.extract()?),
+        "bool" => Expr::Bool(t.get_item(1)?.extract()?),
+        "null" => Expr::Null,
         "var" => Expr::Var(slot_index(&t.get_item(1)?, n_slots)?),
         "neg" => Expr::Neg(Box::new(parse_expr(&t.get_item(1)?, n_slots)?)),
+        "bitnot" => Expr::BitNot(Box::new(parse_expr(&t.get_item(1)?, n_slots)?)),
+        "not" => Expr::Not(Box::new(parse_expr(&t.get_item(1)?, n_slots)?)),
+        "is" => {
+            let what = t.get_item(2)?;
+            let what = if what.is_none() {
+                Value::Null
+            } else {
+                Value::Bool(what.extract()?)
+            };
+            Expr::Is(Box::new(parse_expr(&t.get_item(1)?, n_slots)?), what)
+        }
+        "and" | "or" => {
+            let a = Box::new(parse_expr(&t.get_item(1)?, n_slots)?);
+            let b = Box::new(parse_expr(&t.get_item(2)?, n_slots)?);
+            if tag == "and" {
+                Expr::And(a, b)
+            } else {
+                Expr::Or(a, b)
+            }
+        }
+        "case" => {
+            let mut arms = Vec::new();
+            for arm in t.get_item(1)?.try_iter()? {
+                let arm = tuple(&arm?, "case arm")?;
+                arms.push((
+                    parse_expr(&arm.get_item(0)?, n_slots)?,
+                    parse_expr(&arm.get_item(1)?, n_slots)?,
+                ));
+            }
+            if arms.is_empty() {
+                return Err(bad("CASE needs at least one WHEN"));
+            }
+            let otherwise = t.get_item(2)?;
+            let otherwise = if otherwise.is_none() {
+                None
+            } else {
+                Some(Box::new(parse_expr(&otherwise, n_slots)?))
+            };
+            Expr::Case(arms, otherwise)
+        }
         "op" => {
             let op: String = t.get_item(1)?.extract()?;
             let op = Op::parse(&op).ok_or_else(|| bad(format!("unknown operator {op:?}")))?;
@@ -81,6 +123,7 @@ fn parse_value(o: &Bound<'_, PyAny>) -> PyResult<Value> {
 struct SqlDedup {
     sqls: Vec<SqlText>,
     index: HashMap<String, usize>,
+    captures: Vec<Capture>,
 }
 
 fn parse_command(
@@ -110,12 +153,17 @@ fn parse_command(
                 .try_iter()?
                 .map(|p| slot_index(&p?, n_slots))
                 .collect::<PyResult<Vec<_>>>()?;
+            let parts: Vec<String> = t.get_item(3)?.extract()?;
+            if parts.len() != params.len() + 1 {
+                return Err(bad("a statement needs one more text part than parameters"));
+            }
             let next = dedup.sqls.len();
             let id = *dedup.index.entry(text.clone()).or_insert(next);
             if id == next {
                 dedup.sqls.push(SqlText {
                     text,
                     n_params: params.len(),
+                    parts,
                     origin,
                 });
             } else if dedup.sqls[id].n_params != params.len() {
@@ -123,19 +171,46 @@ fn parse_command(
                     "the same SQL text is used with different parameter counts",
                 ));
             }
-            Command::Sql(id, params)
+            let capture = t.get_item(4)?;
+            let capture = if capture.is_none() {
+                None
+            } else {
+                let c = tuple(&capture, "capture")?;
+                let kind: String = c.get_item(0)?.extract()?;
+                let any_rows = match kind.as_str() {
+                    "gset" => false,
+                    "aset" => true,
+                    _ => return Err(bad(format!("unknown capture {kind:?}"))),
+                };
+                dedup.captures.push(Capture {
+                    stmt: id,
+                    any_rows,
+                    prefix: c.get_item(1)?.extract()?,
+                });
+                Some(dedup.captures.len() - 1)
+            };
+            Command::Sql {
+                stmt: id,
+                params,
+                capture,
+            }
         }
+        "jump_unless" => Command::JumpUnless(
+            parse_expr(&t.get_item(1)?, n_slots)?,
+            t.get_item(2)?.extract()?,
+        ),
+        "jump" => Command::Jump(t.get_item(1)?.extract()?),
         _ => return Err(bad(format!("unknown command tag {tag:?}"))),
     })
 }
 
-fn parse_transactions(
-    o: &Bound<'_, PyAny>,
-    n_slots: usize,
-) -> PyResult<(Vec<Transaction>, Vec<SqlText>)> {
+type Parsed = (Vec<Transaction>, Vec<SqlText>, Vec<Capture>);
+
+fn parse_transactions(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<Parsed> {
     let mut dedup = SqlDedup {
         sqls: Vec::new(),
         index: HashMap::new(),
+        captures: Vec::new(),
     };
     let mut txns = Vec::new();
     for (ti, item) in o.try_iter()?.enumerate() {
@@ -151,6 +226,14 @@ fn parse_transactions(
                 n_sql += 1;
             }
             commands.push(parse_command(&c, n_slots, &mut dedup, (ti, n_sql))?);
+        }
+        let n = commands.len();
+        let jumps_inside = commands.iter().all(|c| match c {
+            Command::JumpUnless(_, to) | Command::Jump(to) => *to <= n,
+            _ => true,
+        });
+        if !jumps_inside {
+            return Err(bad("a jump leaves its transaction"));
         }
         txns.push(Transaction {
             name,
@@ -170,7 +253,7 @@ fn parse_transactions(
     if total.is_none_or(|w| w == 0) {
         return Err(bad("transaction weights must add up to a positive number"));
     }
-    Ok((txns, dedup.sqls))
+    Ok((txns, dedup.sqls, dedup.captures))
 }
 
 fn parse_seed(o: &Bound<'_, PyAny>) -> PyResult<u64> {
@@ -200,7 +283,15 @@ pub(crate) struct SampleCall<'py> {
     #[pyo3(attribute)]
     slots: Bound<'py, PyAny>,
     #[pyo3(attribute)]
+    slot_names: Vec<String>,
+    #[pyo3(attribute)]
+    captured_slots: Vec<usize>,
+    #[pyo3(attribute)]
+    protocol: String,
+    #[pyo3(attribute)]
     client_id_slot: i64,
+    #[pyo3(attribute)]
+    default_seed_slot: i64,
     #[pyo3(attribute)]
     duration_ns: u64,
     #[pyo3(attribute)]
@@ -229,7 +320,15 @@ impl SampleCall<'_> {
             .try_iter()?
             .map(|v| parse_value(&v?))
             .collect::<PyResult<Vec<_>>>()?;
-        let (transactions, sqls) = parse_transactions(&self.transactions, slots.len())?;
+        let (transactions, sqls, captures) = parse_transactions(&self.transactions, slots.len())?;
+        if self.slot_names.len() != slots.len() {
+            return Err(bad("one name per slot"));
+        }
+        if self.captured_slots.iter().any(|&s| s >= slots.len()) {
+            return Err(bad("captured slot out of range"));
+        }
+        let protocol = Protocol::parse(&self.protocol)
+            .ok_or_else(|| bad("protocol must be 'simple', 'extended' or 'prepared'"))?;
         if self.sessions == 0 {
             return Err(bad("sessions must be >= 1"));
         }
@@ -249,17 +348,24 @@ impl SampleCall<'_> {
         if !(0.0..=1.0).contains(&record) {
             return Err(bad("record must be a fraction from 0 to 1"));
         }
-        let client_id_slot = match self.client_id_slot {
-            -1 => None,
-            i if i >= 0 && (i as usize) < slots.len() => Some(i as usize),
-            _ => return Err(bad("client_id_slot out of range")),
+        let optional_slot = |i: i64, what: &str| match i {
+            -1 => Ok(None),
+            i if i >= 0 && (i as usize) < slots.len() => Ok(Some(i as usize)),
+            _ => Err(bad(format!("{what} out of range"))),
         };
+        let client_id_slot = optional_slot(self.client_id_slot, "client_id_slot")?;
+        let default_seed_slot = optional_slot(self.default_seed_slot, "default_seed_slot")?;
         Ok(Plan {
             transactions,
             sqls,
             session_sql: self.session_sql.clone(),
             slots,
+            slot_names: self.slot_names.clone(),
+            captured_slots: self.captured_slots.clone(),
+            captures,
+            protocol,
             client_id_slot,
+            default_seed_slot,
             sessions: self.sessions,
             duration_ns: self.duration_ns,
             max_transactions: self.max_transactions,

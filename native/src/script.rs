@@ -13,8 +13,37 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 pub enum Value {
     Int(i64),
     Float(f64),
+    Bool(bool),
+    /// SQL NULL: `NULL` in an expression, or a NULL column read by `\gset`.
+    Null,
     /// A variable that no `set` has assigned yet.
     Unset,
+}
+
+impl Value {
+    /// pgbench's valueTruth, used by `\if` and CASE: NULL counts as false.
+    pub fn truth(self) -> Result<bool, ScriptError> {
+        match self {
+            Value::Bool(b) => Ok(b),
+            Value::Int(i) => Ok(i != 0),
+            Value::Float(f) => Ok(f != 0.0),
+            Value::Null => Ok(false),
+            Value::Unset => Err(UNSET),
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    /// The text pgbench substitutes for a variable in a simple-protocol query.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            // Shortest text that reads back as the same double; PostgreSQL takes 1e300 too.
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
+            Value::Null | Value::Unset => f.write_str("NULL"),
+        }
+    }
 }
 
 /// A runtime script failure; static text so the error path stays allocation-free.
@@ -30,6 +59,17 @@ pub enum Op {
     Mul,
     Div,
     Mod,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
 }
 
 impl Op {
@@ -40,6 +80,17 @@ impl Op {
             "*" => Op::Mul,
             "/" => Op::Div,
             "%" => Op::Mod,
+            "=" => Op::Eq,
+            "<>" | "!=" => Op::Ne,
+            "<" => Op::Lt,
+            "<=" => Op::Le,
+            ">" => Op::Gt,
+            ">=" => Op::Ge,
+            "&" => Op::BitAnd,
+            "|" => Op::BitOr,
+            "#" => Op::BitXor,
+            "<<" => Op::Shl,
+            ">>" => Op::Shr,
             _ => return None,
         })
     }
@@ -57,11 +108,21 @@ pub enum Func {
     Int,
     Double,
     Sqrt,
+    Pi,
+    Exp,
+    Ln,
+    Pow,
+    Mod,
+    Hash,
+    HashFnv1a,
+    HashMurmur2,
+    Permute,
+    Debug,
 }
 
 impl Func {
     /// Every function, in the order the script dialect documents them.
-    pub const ALL: [Func; 10] = [
+    pub const ALL: [Func; 20] = [
         Func::Random,
         Func::RandomGaussian,
         Func::RandomExponential,
@@ -72,6 +133,16 @@ impl Func {
         Func::Int,
         Func::Double,
         Func::Sqrt,
+        Func::Pi,
+        Func::Exp,
+        Func::Ln,
+        Func::Pow,
+        Func::Mod,
+        Func::Hash,
+        Func::HashFnv1a,
+        Func::HashMurmur2,
+        Func::Permute,
+        Func::Debug,
     ];
 
     /// The name a script calls the function by.
@@ -87,10 +158,22 @@ impl Func {
             Func::Int => "int",
             Func::Double => "double",
             Func::Sqrt => "sqrt",
+            Func::Pi => "pi",
+            Func::Exp => "exp",
+            Func::Ln => "ln",
+            Func::Pow => "pow",
+            Func::Mod => "mod",
+            Func::Hash => "hash",
+            Func::HashFnv1a => "hash_fnv1a",
+            Func::HashMurmur2 => "hash_murmur2",
+            Func::Permute => "permute",
+            Func::Debug => "debug",
         }
     }
 
     pub fn parse(s: &str) -> Option<Func> {
+        // `power` is pgbench's other name for `pow`.
+        let s = if s == "power" { "pow" } else { s };
         Func::ALL.into_iter().find(|f| f.name() == s)
     }
 
@@ -100,7 +183,13 @@ impl Func {
             Func::Random => (2, 2),
             Func::RandomGaussian | Func::RandomExponential | Func::RandomZipfian => (3, 3),
             Func::Abs | Func::Int | Func::Double | Func::Sqrt => (1, 1),
+            Func::Exp | Func::Ln | Func::Debug => (1, 1),
             Func::Least | Func::Greatest => (1, usize::MAX),
+            Func::Pi => (0, 0),
+            Func::Pow | Func::Mod => (2, 2),
+            // The seed defaults to :default_seed; the compiler passes it explicitly.
+            Func::Hash | Func::HashFnv1a | Func::HashMurmur2 => (2, 2),
+            Func::Permute => (3, 3),
         }
     }
 }
@@ -109,9 +198,22 @@ impl Func {
 pub enum Expr {
     Int(i64),
     Float(f64),
+    Bool(bool),
+    Null,
     Var(usize),
     Neg(Box<Expr>),
+    /// Bitwise complement `~`.
+    BitNot(Box<Expr>),
+    Not(Box<Expr>),
+    /// pgbench's `x IS NULL | TRUE | FALSE` (the right side is `Null` or `Bool`);
+    /// `IS NOT` is `Not` around it.
+    Is(Box<Expr>, Value),
     Op(Op, Box<Expr>, Box<Expr>),
+    /// Three-valued, evaluated left to right and only as far as needed.
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    /// `CASE WHEN c THEN v ... [ELSE e] END`; no ELSE gives NULL.
+    Case(Vec<(Expr, Expr)>, Option<Box<Expr>>),
     Call(Func, Vec<Expr>),
 }
 
@@ -283,6 +385,8 @@ pub fn to_int(v: Value) -> Result<i64, ScriptError> {
                 Ok(f as i64)
             }
         }
+        Value::Bool(_) => Err(ScriptError("cannot coerce boolean to int")),
+        Value::Null => Err(ScriptError("cannot coerce NULL to int")),
         Value::Unset => Err(UNSET),
     }
 }
@@ -292,22 +396,67 @@ pub fn to_float(v: Value) -> Result<f64, ScriptError> {
     match v {
         Value::Int(i) => Ok(i as f64),
         Value::Float(f) => Ok(f),
+        Value::Bool(_) => Err(ScriptError("cannot coerce boolean to double")),
+        Value::Null => Err(ScriptError("cannot coerce NULL to double")),
         Value::Unset => Err(UNSET),
+    }
+}
+
+/// pgbench coerceToBool: only a boolean is one (NOT 1 is an error there too).
+fn to_bool(v: Value) -> Result<bool, ScriptError> {
+    match v {
+        Value::Bool(b) => Ok(b),
+        Value::Unset => Err(UNSET),
+        _ => Err(ScriptError("cannot coerce value to boolean")),
     }
 }
 
 pub const UNSET: ScriptError = ScriptError("variable used before it was set");
 
 fn arith(op: Op, a: Value, b: Value) -> EvalResult {
-    if op == Op::Mod {
-        // pgbench coerces both operands of % to integers.
-        let (l, r) = (to_int(a)?, to_int(b)?);
-        return match r {
-            0 => Err(DIV_ZERO),
-            // i64::MIN % -1 overflows in hardware; the answer is 0 anyway.
-            -1 => Ok(Value::Int(0)),
-            _ => Ok(Value::Int(l % r)),
-        };
+    // As pgbench: a NULL operand makes the result NULL.
+    if a == Value::Null || b == Value::Null {
+        return Ok(Value::Null);
+    }
+    match op {
+        Op::Mod => {
+            // pgbench coerces both operands of % to integers.
+            let (l, r) = (to_int(a)?, to_int(b)?);
+            return match r {
+                0 => Err(DIV_ZERO),
+                // i64::MIN % -1 overflows in hardware; the answer is 0 anyway.
+                -1 => Ok(Value::Int(0)),
+                _ => Ok(Value::Int(l % r)),
+            };
+        }
+        Op::BitAnd | Op::BitOr | Op::BitXor | Op::Shl | Op::Shr => {
+            let (l, r) = (to_int(a)?, to_int(b)?);
+            // Shifts take the count modulo 64, as the C shift pgbench uses does on x86-64.
+            return Ok(Value::Int(match op {
+                Op::BitAnd => l & r,
+                Op::BitOr => l | r,
+                Op::BitXor => l ^ r,
+                Op::Shl => l.wrapping_shl(r as u32),
+                _ => l.wrapping_shr(r as u32),
+            }));
+        }
+        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+            let ord = match (a, b) {
+                (Value::Int(l), Value::Int(r)) => l.partial_cmp(&r),
+                _ => to_float(a)?.partial_cmp(&to_float(b)?),
+            };
+            use std::cmp::Ordering::*;
+            return Ok(Value::Bool(match (op, ord) {
+                (Op::Ne, o) => o != Some(Equal),
+                (_, None) => false,
+                (Op::Eq, Some(o)) => o == Equal,
+                (Op::Lt, Some(o)) => o == Less,
+                (Op::Le, Some(o)) => o != Greater,
+                (Op::Gt, Some(o)) => o == Greater,
+                (_, Some(o)) => o != Less,
+            }));
+        }
+        _ => {}
     }
     match (a, b) {
         (Value::Int(l), Value::Int(r)) => {
@@ -321,7 +470,7 @@ fn arith(op: Op, a: Value, b: Value) -> EvalResult {
                     }
                     l.checked_div(r)
                 }
-                Op::Mod => unreachable!(),
+                _ => unreachable!(),
             };
             v.map(Value::Int).ok_or(BIGINT_RANGE)
         }
@@ -339,7 +488,7 @@ fn arith(op: Op, a: Value, b: Value) -> EvalResult {
                     }
                     l / r
                 }
-                Op::Mod => unreachable!(),
+                _ => unreachable!(),
             }))
         }
     }
@@ -349,6 +498,8 @@ pub fn eval(e: &Expr, slots: &[Value], rng: &mut Prng) -> EvalResult {
     match e {
         Expr::Int(i) => Ok(Value::Int(*i)),
         Expr::Float(f) => Ok(Value::Float(*f)),
+        Expr::Bool(b) => Ok(Value::Bool(*b)),
+        Expr::Null => Ok(Value::Null),
         Expr::Var(s) => match slots[*s] {
             Value::Unset => Err(UNSET),
             v => Ok(v),
@@ -357,29 +508,106 @@ pub fn eval(e: &Expr, slots: &[Value], rng: &mut Prng) -> EvalResult {
         Expr::Neg(x) => match eval(x, slots, rng)? {
             Value::Int(i) => i.checked_neg().map(Value::Int).ok_or(BIGINT_RANGE),
             Value::Float(f) => Ok(Value::Float(-f)),
+            Value::Null => Ok(Value::Null),
+            Value::Bool(_) => Err(ScriptError("cannot coerce boolean to int")),
             Value::Unset => Err(UNSET),
         },
+        Expr::BitNot(x) => match eval(x, slots, rng)? {
+            Value::Null => Ok(Value::Null),
+            v => Ok(Value::Int(!to_int(v)?)),
+        },
+        Expr::Not(x) => match eval(x, slots, rng)? {
+            Value::Null => Ok(Value::Null),
+            v => Ok(Value::Bool(!to_bool(v)?)),
+        },
+        // pgbench's IS: same type and, for booleans, same value.
+        Expr::Is(x, what) => {
+            let v = eval(x, slots, rng)?;
+            Ok(Value::Bool(match (v, *what) {
+                (Value::Null, Value::Null) => true,
+                (Value::Bool(a), Value::Bool(b)) => a == b,
+                _ => false,
+            }))
+        }
         Expr::Op(op, a, b) => {
             let a = eval(a, slots, rng)?;
             let b = eval(b, slots, rng)?;
             arith(*op, a, b)
+        }
+        // SQL's three-valued logic; the right side is not evaluated when the left decides.
+        Expr::And(a, b) => {
+            let a = eval(a, slots, rng)?;
+            if a != Value::Null && !a.truth()? {
+                return Ok(Value::Bool(false));
+            }
+            let b = eval(b, slots, rng)?;
+            if b != Value::Null && !b.truth()? {
+                return Ok(Value::Bool(false));
+            }
+            Ok(if a == Value::Null || b == Value::Null {
+                Value::Null
+            } else {
+                Value::Bool(true)
+            })
+        }
+        Expr::Or(a, b) => {
+            let a = eval(a, slots, rng)?;
+            if a != Value::Null && a.truth()? {
+                return Ok(Value::Bool(true));
+            }
+            let b = eval(b, slots, rng)?;
+            if b != Value::Null && b.truth()? {
+                return Ok(Value::Bool(true));
+            }
+            Ok(if a == Value::Null || b == Value::Null {
+                Value::Null
+            } else {
+                Value::Bool(false)
+            })
+        }
+        Expr::Case(arms, otherwise) => {
+            for (when, then) in arms {
+                if eval(when, slots, rng)?.truth()? {
+                    return eval(then, slots, rng);
+                }
+            }
+            match otherwise {
+                Some(e) => eval(e, slots, rng),
+                None => Ok(Value::Null),
+            }
         }
         Expr::Call(f, args) => call(*f, args, slots, rng),
     }
 }
 
 fn call(f: Func, args: &[Expr], slots: &[Value], rng: &mut Prng) -> EvalResult {
-    let arg = |i: usize, rng: &mut Prng| eval(&args[i], slots, rng);
-    match f {
-        Func::Random => {
-            let lb = to_int(arg(0, rng)?)?;
-            let ub = to_int(arg(1, rng)?)?;
-            random_uniform(rng, lb, ub).map(Value::Int)
+    if f == Func::Debug {
+        let v = eval(&args[0], slots, rng)?;
+        // pgbench's debug() prints to stderr too; it is a tool for writing scripts.
+        eprintln!("debug: {v}");
+        return Ok(v);
+    }
+    // Arguments are few; evaluate them in order (random() draws stay in script order).
+    let mut vals = [Value::Unset; 3];
+    let fixed = !matches!(f, Func::Least | Func::Greatest);
+    if fixed {
+        for (k, a) in args.iter().enumerate() {
+            vals[k] = eval(a, slots, rng)?;
+            // As pgbench: any NULL argument makes the result NULL.
+            if vals[k] == Value::Null {
+                for rest in &args[k + 1..] {
+                    eval(rest, slots, rng)?;
+                }
+                return Ok(Value::Null);
+            }
         }
+    }
+    let int = |k: usize| to_int(vals[k]);
+    let float = |k: usize| to_float(vals[k]);
+    match f {
+        Func::Random => random_uniform(rng, int(0)?, int(1)?).map(Value::Int),
         Func::RandomGaussian | Func::RandomExponential | Func::RandomZipfian => {
-            let lb = to_int(arg(0, rng)?)?;
-            let ub = to_int(arg(1, rng)?)?;
-            let p = to_float(arg(2, rng)?)?;
+            let (lb, ub, p) = (int(0)?, int(1)?, float(2)?);
             match f {
                 Func::RandomGaussian => random_gaussian(rng, lb, ub, p),
                 Func::RandomExponential => random_exponential(rng, lb, ub, p),
@@ -387,22 +615,37 @@ fn call(f: Func, args: &[Expr], slots: &[Value], rng: &mut Prng) -> EvalResult {
             }
             .map(Value::Int)
         }
-        Func::Abs => match arg(0, rng)? {
+        Func::Abs => match vals[0] {
             Value::Int(i) => i.checked_abs().map(Value::Int).ok_or(BIGINT_RANGE),
-            Value::Float(x) => Ok(Value::Float(x.abs())),
-            Value::Unset => Err(UNSET),
+            v => Ok(Value::Float(to_float(v)?.abs())),
         },
-        Func::Int => to_int(arg(0, rng)?).map(Value::Int),
-        Func::Double => to_float(arg(0, rng)?).map(Value::Float),
-        Func::Sqrt => to_float(arg(0, rng)?).map(|x| Value::Float(x.sqrt())),
+        Func::Int => int(0).map(Value::Int),
+        Func::Double => float(0).map(Value::Float),
+        Func::Sqrt => float(0).map(|x| Value::Float(x.sqrt())),
+        Func::Pi => Ok(Value::Float(std::f64::consts::PI)),
+        Func::Exp => float(0).map(|x| Value::Float(x.exp())),
+        Func::Ln => float(0).map(|x| Value::Float(x.ln())),
+        Func::Pow => Ok(Value::Float(float(0)?.powf(float(1)?))),
+        Func::Mod => arith(Op::Mod, vals[0], vals[1]),
+        Func::Hash | Func::HashMurmur2 => {
+            Ok(Value::Int(crate::pgfuncs::hash_murmur2(int(0)?, int(1)?)))
+        }
+        Func::HashFnv1a => Ok(Value::Int(crate::pgfuncs::hash_fnv1a(int(0)?, int(1)?))),
+        Func::Permute => crate::pgfuncs::permute(int(0)?, int(1)?, int(2)?)
+            .map(Value::Int)
+            .map_err(ScriptError),
         Func::Least | Func::Greatest => {
             // As pgbench: one float argument makes the whole comparison float.
             // Track the integer and the float extreme in one pass so nothing
             // is buffered and random() arguments are drawn once.
             let least = f == Func::Least;
-            let (mut bi, mut bf, mut any_float) = (0i64, 0f64, false);
+            let (mut bi, mut bf, mut any_float, mut any_null) = (0i64, 0f64, false, false);
             for (k, a) in args.iter().enumerate() {
                 let v = eval(a, slots, rng)?;
+                if v == Value::Null {
+                    any_null = true;
+                    continue;
+                }
                 let x = to_float(v)?;
                 if let Value::Int(i) = v {
                     if k == 0 || (least && i < bi) || (!least && i > bi) {
@@ -415,12 +658,15 @@ fn call(f: Func, args: &[Expr], slots: &[Value], rng: &mut Prng) -> EvalResult {
                     bf = x;
                 }
             }
-            Ok(if any_float {
+            Ok(if any_null {
+                Value::Null
+            } else if any_float {
                 Value::Float(bf)
             } else {
                 Value::Int(bi)
             })
         }
+        Func::Debug => unreachable!(),
     }
 }
 
@@ -522,6 +768,103 @@ mod tests {
             Ok(Value::Float(x)) => assert!((1.0..=1000.0).contains(&x)),
             other => panic!("{other:?}"),
         }
+    }
+
+    fn b(v: bool) -> Expr {
+        Expr::Bool(v)
+    }
+    fn and(x: Expr, y: Expr) -> Expr {
+        Expr::And(Box::new(x), Box::new(y))
+    }
+    fn or(x: Expr, y: Expr) -> Expr {
+        Expr::Or(Box::new(x), Box::new(y))
+    }
+
+    #[test]
+    fn comparisons_and_bits() {
+        assert_eq!(ev(&op(Op::Eq, i(2), f(2.0))), Ok(Value::Bool(true)));
+        assert_eq!(ev(&op(Op::Ne, i(2), i(3))), Ok(Value::Bool(true)));
+        assert_eq!(ev(&op(Op::Lt, Expr::Var(0), i(8))), Ok(Value::Bool(true)));
+        assert_eq!(ev(&op(Op::Ge, f(2.5), Expr::Var(1))), Ok(Value::Bool(true)));
+        assert_eq!(ev(&op(Op::Gt, i(2), i(2))), Ok(Value::Bool(false)));
+        assert_eq!(ev(&op(Op::Le, i(2), i(2))), Ok(Value::Bool(true)));
+        // Any NULL operand gives NULL, as in pgbench.
+        assert_eq!(ev(&op(Op::Eq, Expr::Null, i(1))), Ok(Value::Null));
+        assert_eq!(ev(&op(Op::Add, i(1), Expr::Null)), Ok(Value::Null));
+        assert!(ev(&op(Op::Lt, b(true), i(1))).is_err());
+        assert_eq!(ev(&op(Op::BitAnd, i(12), i(10))), Ok(Value::Int(8)));
+        assert_eq!(ev(&op(Op::BitOr, i(12), i(10))), Ok(Value::Int(14)));
+        assert_eq!(ev(&op(Op::BitXor, i(12), i(10))), Ok(Value::Int(6)));
+        assert_eq!(ev(&op(Op::Shl, i(1), i(10))), Ok(Value::Int(1024)));
+        assert_eq!(ev(&op(Op::Shr, i(-8), i(1))), Ok(Value::Int(-4)));
+        assert_eq!(ev(&Expr::BitNot(Box::new(i(0)))), Ok(Value::Int(-1)));
+    }
+
+    #[test]
+    fn three_valued_logic() {
+        let null = || Expr::Null;
+        assert_eq!(ev(&and(b(true), b(false))), Ok(Value::Bool(false)));
+        assert_eq!(ev(&and(null(), b(false))), Ok(Value::Bool(false)));
+        assert_eq!(ev(&and(null(), b(true))), Ok(Value::Null));
+        assert_eq!(ev(&or(null(), b(true))), Ok(Value::Bool(true)));
+        assert_eq!(ev(&or(null(), b(false))), Ok(Value::Null));
+        // Integers have a truth value in AND/OR and \if, as pgbench's valueTruth.
+        assert_eq!(ev(&and(i(1), i(2))), Ok(Value::Bool(true)));
+        // The right side is not evaluated once the left decides: no division error.
+        let boom = op(Op::Div, i(1), i(0));
+        assert_eq!(ev(&and(b(false), boom.clone())), Ok(Value::Bool(false)));
+        assert_eq!(ev(&or(b(true), boom)), Ok(Value::Bool(true)));
+        assert_eq!(ev(&Expr::Not(Box::new(b(true)))), Ok(Value::Bool(false)));
+        assert_eq!(ev(&Expr::Not(Box::new(null()))), Ok(Value::Null));
+        assert!(ev(&Expr::Not(Box::new(i(1)))).is_err());
+        let is = |x: Expr, v: Value| Expr::Is(Box::new(x), v);
+        assert_eq!(ev(&is(null(), Value::Null)), Ok(Value::Bool(true)));
+        assert_eq!(ev(&is(i(0), Value::Null)), Ok(Value::Bool(false)));
+        assert_eq!(ev(&is(b(true), Value::Bool(true))), Ok(Value::Bool(true)));
+        assert_eq!(ev(&is(i(1), Value::Bool(true))), Ok(Value::Bool(false)));
+        let case = |otherwise: Option<Expr>| {
+            Expr::Case(
+                vec![
+                    (op(Op::Gt, Expr::Var(0), i(10)), i(1)),
+                    (op(Op::Gt, Expr::Var(0), i(5)), i(2)),
+                ],
+                otherwise.map(Box::new),
+            )
+        };
+        assert_eq!(ev(&case(None)), Ok(Value::Int(2)));
+        let never = Expr::Case(vec![(b(false), i(1))], None);
+        assert_eq!(ev(&never), Ok(Value::Null));
+        let other = Expr::Case(vec![(null(), i(1))], Some(Box::new(i(9))));
+        assert_eq!(ev(&other), Ok(Value::Int(9)));
+    }
+
+    #[test]
+    fn more_functions() {
+        assert_eq!(
+            ev(&call(Func::Pi, vec![])),
+            Ok(Value::Float(std::f64::consts::PI))
+        );
+        assert_eq!(ev(&call(Func::Exp, vec![i(0)])), Ok(Value::Float(1.0)));
+        assert_eq!(ev(&call(Func::Ln, vec![i(1)])), Ok(Value::Float(0.0)));
+        assert_eq!(
+            ev(&call(Func::Pow, vec![i(2), i(10)])),
+            Ok(Value::Float(1024.0))
+        );
+        assert_eq!(Func::parse("power"), Some(Func::Pow));
+        assert_eq!(ev(&call(Func::Mod, vec![i(-7), i(3)])), Ok(Value::Int(-1)));
+        assert_eq!(ev(&call(Func::Abs, vec![Expr::Null])), Ok(Value::Null));
+        assert_eq!(
+            ev(&call(Func::HashFnv1a, vec![i(42), i(5432)])),
+            Ok(Value::Int(crate::pgfuncs::hash_fnv1a(42, 5432)))
+        );
+        assert_eq!(
+            ev(&call(Func::Hash, vec![i(42), i(5432)])),
+            Ok(Value::Int(crate::pgfuncs::hash_murmur2(42, 5432)))
+        );
+        assert!(ev(&call(Func::Permute, vec![i(1), i(0), i(1)])).is_err());
+        assert_eq!(ev(&call(Func::Debug, vec![i(3)])), Ok(Value::Int(3)));
+        assert_eq!(Value::Float(0.1).to_string(), "0.1");
+        assert_eq!(Value::Bool(true).to_string(), "true");
     }
 
     fn sample(n: usize, seed: u64, mut g: impl FnMut(&mut Prng) -> i64) -> Vec<i64> {

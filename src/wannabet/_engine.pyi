@@ -47,7 +47,8 @@ class QueryError(EngineError):
     #: a refused prepare: the driver's message
     reason: str | None
 
-#: a compiled script command: ("set", slot, expr), ("sleep", expr, unit_ns), ("sql", text, slots)
+#: a compiled script command: ("set", slot, expr), ("sleep", expr, unit_ns),
+#: ("sql", text, slots, parts, capture), ("jump_unless", expr, index), ("jump", index)
 Command = tuple[Any, ...]
 
 class SampleCall(Protocol):
@@ -64,7 +65,15 @@ class SampleCall(Protocol):
     @property
     def slots(self) -> Sequence[int | float | None]: ...
     @property
+    def slot_names(self) -> Sequence[str]: ...
+    @property
+    def captured_slots(self) -> Sequence[int]: ...
+    @property
+    def protocol(self) -> str: ...
+    @property
     def client_id_slot(self) -> int: ...
+    @property
+    def default_seed_slot(self) -> int: ...
     @property
     def duration_ns(self) -> int: ...
     @property

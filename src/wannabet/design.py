@@ -17,7 +17,7 @@ def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
     """The cartesian product of the factors' levels; one baseline condition without factors.
 
     Each level's settings apply (:meth:`Factor.level_settings`); the experiment file allows at
-    most one factor to set each of sessions, rate and transactions.
+    most one factor to set each of sessions, rate, transactions and protocol.
     """
     if not factors:
         return (Condition(levels=()),)

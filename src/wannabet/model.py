@@ -33,10 +33,61 @@ class Neg:
 
 
 @dataclass(frozen=True, slots=True)
+class BoolLit:
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NullLit:
+    pass
+
+
+BinaryOperator = Literal[
+    "+", "-", "*", "/", "%", "=", "<>", "<", "<=", ">", ">=", "&", "|", "#", "<<", ">>"
+]
+
+
+@dataclass(frozen=True, slots=True)
 class BinOp:
-    op: Literal["+", "-", "*", "/", "%"]
+    op: BinaryOperator
     left: Expr
     right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Logic:
+    """``AND`` / ``OR`` with SQL's three-valued logic; the right side is evaluated only when
+    the left does not decide."""
+
+    op: Literal["and", "or"]
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class BitNot:
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Is:
+    """``x IS NULL`` (``value`` None), ``x IS TRUE`` / ``IS FALSE``; ``IS NOT`` wraps it in Not."""
+
+    operand: Expr
+    value: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """``CASE WHEN c THEN v ... [ELSE e] END``; without ELSE the value is NULL."""
+
+    arms: tuple[tuple[Expr, Expr], ...]
+    otherwise: Expr | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +96,9 @@ class Call:
     args: tuple[Expr, ...]
 
 
-Expr = IntLit | FloatLit | VarRef | Neg | BinOp | Call
+Expr = (
+    IntLit | FloatLit | BoolLit | NullLit | VarRef | Neg | BinOp | Logic | Not | BitNot | Is | Case
+) | Call
 
 # --- the script dialect: commands ----------------------------------------------------------------
 
@@ -85,6 +138,9 @@ class SqlCommand:
     parts: tuple[str, ...]
     params: tuple[str, ...]
     line: int
+    #: ``\\gset [prefix]`` (exactly one row) or ``\\aset [prefix]`` (the last of any rows): the
+    #: result's columns become the variables prefix + column name
+    capture: tuple[Literal["gset", "aset"], str] | None = None
 
     def render(self, style: Literal["dollar", "qmark"]) -> tuple[str, tuple[str, ...]]:
         """The statement with native placeholders, and the variables in placeholder order.
@@ -99,13 +155,25 @@ class SqlCommand:
         return "".join(pieces), self.params
 
 
-Command = SetCommand | SleepCommand | SqlCommand
+@dataclass(frozen=True, slots=True)
+class BranchCommand:
+    """``\\if expr``, ``\\elif expr``, ``\\else``, ``\\endif``; the parser checks the nesting."""
+
+    kind: Literal["if", "elif", "else", "endif"]
+    expr: Expr | None
+    line: int
+
+
+Command = SetCommand | SleepCommand | SqlCommand | BranchCommand
 
 
 @dataclass(frozen=True, slots=True)
 class Script:
     text: str
     commands: tuple[Command, ...]
+    #: variables read but set by no ``\\set``: a ``\\gset``/``\\aset`` result column must
+    #: provide each (the engine checks when it knows the columns)
+    captured_variables: tuple[str, ...] = ()
 
     @property
     def statements(self) -> tuple[SqlCommand, ...]:
@@ -125,6 +193,11 @@ class Transaction:
 
 
 OnError = Literal["continue", "abort"]
+#: how statements are sent, as pgbench's ``-M``: ``simple`` writes the values into the text and
+#: the server parses and plans every execution; ``extended`` binds them but still parses and
+#: plans every time; ``prepared`` parses once per connection
+QueryProtocol = Literal["simple", "extended", "prepared"]
+QUERY_PROTOCOLS: tuple[QueryProtocol, ...] = ("simple", "extended", "prepared")
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,8 +325,10 @@ STATUS_NAMES: tuple[str, ...] = (
     "script",
 )
 
-#: variables every script may use without defining them, as in pgbench
-PREDEFINED_VARIABLES: dict[str, int | None] = {"client_id": None, "scale": 1}
+#: variables every script may use without defining them, as in pgbench; None: the engine sets
+#: it (``client_id`` per session, ``default_seed`` per sample: the seed of ``hash()`` and
+#: ``permute()`` when none is given)
+PREDEFINED_VARIABLES: dict[str, int | None] = {"client_id": None, "scale": 1, "default_seed": None}
 
 #: PostgreSQL wait-event sampling: the default poll interval and the range allowed (s)
 WAIT_INTERVAL_S = 0.050

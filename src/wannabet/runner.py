@@ -42,7 +42,14 @@ from wannabet.errors import (
     TargetError,
     WannabetError,
 )
-from wannabet.model import Condition, Experiment, ScheduledSample, StatisticsPlan, Transaction
+from wannabet.model import (
+    Condition,
+    Experiment,
+    ScheduledSample,
+    SqlCommand,
+    StatisticsPlan,
+    Transaction,
+)
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import split_sql
 from wannabet.spec import parse_record
@@ -420,6 +427,7 @@ def _create_run(
         "rate": workload.rate,
         "on_error": workload.on_error,
         "max_tries": workload.max_tries,
+        "protocol": workload.protocol,
         "schedule": [[s.block, s.condition_index] for s in plan.schedule],
     }
     settings["statistics"] = {
@@ -621,6 +629,7 @@ class _SampleLoop:
             warmup_ns=warmup_ns,
             record=sampling.record,
             max_rows=sampling.max_rows,
+            protocol=condition.protocol or workload.protocol,
         )
         try:
             if collector is not None:

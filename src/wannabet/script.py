@@ -2,11 +2,15 @@
 
 Supported, as in pgbench:
 
-- ``\\set name expression`` with integer and float arithmetic (``+ - * / %``, parentheses,
-  unary minus) and the functions in :data:`FUNCTIONS`;
+- ``\\set name expression`` with pgbench's expression language: integers, floats, booleans
+  and NULL; arithmetic, comparison, bitwise and logical operators (SQL's three-valued AND, OR,
+  NOT, ``IS [NOT] NULL|TRUE|FALSE``, ``ISNULL``, ``NOTNULL``), ``CASE``, parentheses, and the
+  functions in :data:`FUNCTIONS`;
 - ``\\sleep n [us|ms|s]`` for think time;
+- ``\\if`` / ``\\elif`` / ``\\else`` / ``\\endif``;
 - SQL statements ending with ``;`` (several per transaction, explicit ``BEGIN``/``COMMIT``
-  allowed), with ``:name`` placeholders that become bound parameters.
+  allowed), with ``:name`` placeholders that become bound parameters, or ending with
+  ``\\gset [prefix]`` / ``\\aset [prefix]``, which store the result's columns in variables.
 
 Errors are :class:`ScriptError` with a line number relative to the script; :mod:`wannabet.spec`
 turns them into file lines.
@@ -14,6 +18,7 @@ turns them into file lines.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -21,12 +26,20 @@ from collections.abc import Iterable
 
 from wannabet.model import (
     BinOp,
+    BitNot,
+    BoolLit,
+    BranchCommand,
     Call,
+    Case,
     Command,
     Expr,
     FloatLit,
     IntLit,
+    Is,
+    Logic,
     Neg,
+    Not,
+    NullLit,
     Script,
     SetCommand,
     SleepCommand,
@@ -46,14 +59,39 @@ FUNCTIONS: dict[str, tuple[int, int | None]] = {
     "int": (1, 1),
     "double": (1, 1),
     "sqrt": (1, 1),
+    "pi": (0, 0),
+    "exp": (1, 1),
+    "ln": (1, 1),
+    "pow": (2, 2),
+    "power": (2, 2),
+    "mod": (2, 2),
+    "hash": (1, 2),
+    "hash_fnv1a": (1, 2),
+    "hash_murmur2": (1, 2),
+    "permute": (2, 3),
+    "debug": (1, 1),
 }
 
-META_COMMANDS = ("set", "sleep")
+#: functions whose last argument, a seed, defaults to ``:default_seed`` as in pgbench: the
+#: engine always gets it (their number of arguments there)
+SEEDED_FUNCTIONS = {"hash": 2, "hash_fnv1a": 2, "hash_murmur2": 2, "permute": 3}
+#: other names of functions, as pgbench has them
+FUNCTION_ALIASES = {"power": "pow"}
+
+META_COMMANDS = ("set", "sleep", "if", "elif", "else", "endif", "gset", "aset")
+_KEYWORDS = {
+    "and", "or", "not", "is", "isnull", "notnull", "null", "true", "false",
+    "case", "when", "then", "else", "end",
+}  # fmt: skip
+#: ``\\gset``/``\\aset`` followed by more than a prefix word (a line _CAPTURE did not take)
+_BAD_CAPTURE = re.compile(r"(?<!\\)\\([ga]set)(?=\s|$)")
+#: a line that ends with ``\\gset [prefix]`` or ``\\aset [prefix]``
+_CAPTURE = re.compile(r"(?P<sql>.*?)\\(?P<kind>[ga]set)(?:[ \t]+(?P<prefix>\w+))?\s*$", re.S)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(
     r"\s*(?:(?P<float>\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\.\d+(?:[eE][-+]?\d+)?)"
     r"|(?P<int>\d+)|:(?P<var>[A-Za-z0-9_]+)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<op>[-+*/%(),]))"
+    r"|(?P<op><=|>=|<>|!=|<<|>>|[-+*/%(),<>=&|#~]))"
 )
 
 
@@ -81,7 +119,7 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
         On an unknown meta-command, a malformed expression, an unknown variable, or a script
         without any SQL statement.
     """
-    defined = set(known_variables)
+    scope = _Scope(set(known_variables))
     commands: list[Command] = []
     sql_buffer: list[str] = []
     sql_start = 0
@@ -91,12 +129,29 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
         lineno = i + 1
         raw = lines[i]
         stripped = raw.strip()
+        capture = _CAPTURE.fullmatch(stripped) if "\\" in stripped else None
+        if capture and (sql_buffer or not stripped.startswith("\\") or _is_capture(stripped)):
+            if not sql_buffer:
+                sql_start = lineno
+            sql = "\n".join([*sql_buffer, capture["sql"]])
+            _capture(commands, sql, sql_start, lineno, capture, scope)
+            sql_buffer = []
+            i += 1
+            continue
+        bad = _BAD_CAPTURE.search(stripped) if "\\" in stripped else None
+        if bad:
+            word = bad[1]
+            raise ScriptError(
+                f"\\{word} ends an SQL statement and takes at most one prefix word:"
+                f" SELECT ... \\{word} [prefix]",
+                lineno,
+            )
         if not sql_buffer and stripped.startswith("\\"):
             # Meta-commands end at the end of the line, unless it ends with a backslash.
             while raw.rstrip().endswith("\\") and i + 1 < len(lines) and raw.strip() != "\\":
                 i += 1
                 raw = raw.rstrip()[:-1] + " " + lines[i]
-            commands.append(_parse_meta(raw.strip(), lineno, defined))
+            commands.append(_parse_meta(raw.strip(), lineno, scope))
             i += 1
             continue
         if not sql_buffer:
@@ -107,17 +162,88 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
         sql_buffer.append(raw)
         statements, rest = split_statements("\n".join(sql_buffer))
         for statement in statements:
-            commands.append(_parse_sql(statement, sql_start, defined))
+            commands.append(_parse_sql(statement, sql_start, scope))
         sql_buffer = [rest] if rest.strip() and not _only_comments(rest) else []
         if statements and sql_buffer:
             sql_start = lineno
         i += 1
     if sql_buffer:
         # The last statement may omit its semicolon, as pgbench allows.
-        commands.append(_parse_sql("\n".join(sql_buffer).strip(), sql_start, defined))
+        commands.append(_parse_sql("\n".join(sql_buffer).strip(), sql_start, scope))
     if not any(isinstance(c, SqlCommand) for c in commands):
         raise ScriptError("the script has no SQL statement; add at least one, ending with ;", 1)
-    return Script(text=text, commands=tuple(commands))
+    _check_branches(commands)
+    return Script(
+        text=text, commands=tuple(commands), captured_variables=tuple(sorted(scope.deferred))
+    )
+
+
+class _Scope:
+    """The variables a script may read at a point: those known before it and those its
+    ``\\set`` commands defined. After a ``\\gset``/``\\aset`` any name may be a result
+    column; such names are collected for the engine to check against the real columns."""
+
+    def __init__(self, defined: set[str]) -> None:
+        self.defined = defined
+        self.capturing = False
+        self.deferred: set[str] = set()
+
+
+def _is_capture(line: str) -> bool:
+    return re.fullmatch(r"\\[ga]set(?:[ \t]+\w+)?", line) is not None
+
+
+def _capture(
+    commands: list[Command],
+    sql: str,
+    sql_start: int,
+    lineno: int,
+    m: re.Match[str],
+    scope: _Scope,
+) -> None:
+    """A statement ended by ``\\gset``/``\\aset`` (on its last line or the next one)."""
+    kind = m["kind"]
+    prefix = m["prefix"] or ""
+    statements, rest = split_statements(sql)
+    if rest.strip() and not _only_comments(rest):
+        statements.append(rest.strip())
+    elif not statements:
+        # Alone on a line right after a finished statement: it applies to that one.
+        last = commands[-1] if commands else None
+        if not isinstance(last, SqlCommand) or last.capture is not None:
+            raise ScriptError(
+                f"\\{kind} must follow an SQL statement, e.g. SELECT ... \\{kind}", lineno
+            )
+        commands[-1] = dataclasses.replace(last, capture=(kind, prefix))  # type: ignore[arg-type]
+        scope.capturing = True
+        return
+    for statement in statements[:-1]:
+        commands.append(_parse_sql(statement, sql_start, scope))
+    command = _parse_sql(statements[-1], sql_start, scope)
+    commands.append(dataclasses.replace(command, capture=(kind, prefix)))  # type: ignore[arg-type]
+    scope.capturing = True
+
+
+def _check_branches(commands: list[Command]) -> None:
+    """``\\if`` ... ``\\endif`` nest properly; ``\\elif``/``\\else`` only inside, in order."""
+    open_ifs: list[tuple[int, bool]] = []  # (line of the \if, an \else was seen)
+    for c in commands:
+        if not isinstance(c, BranchCommand):
+            continue
+        if c.kind == "if":
+            open_ifs.append((c.line, False))
+            continue
+        if not open_ifs:
+            raise ScriptError(f"\\{c.kind} without a \\if before it", c.line)
+        if_line, seen_else = open_ifs[-1]
+        if c.kind == "endif":
+            open_ifs.pop()
+        elif seen_else:
+            raise ScriptError(f"\\{c.kind} after \\else (of the \\if on line {if_line})", c.line)
+        elif c.kind == "else":
+            open_ifs[-1] = (if_line, True)
+    if open_ifs:
+        raise ScriptError("\\if without \\endif; close it with \\endif", open_ifs[-1][0])
 
 
 def _only_comments(text: str) -> bool:
@@ -156,10 +282,19 @@ def _block_comment_end(text: str, i: int) -> int:
     return n
 
 
-def _parse_meta(line: str, lineno: int, defined: set[str]) -> Command:
+def _parse_meta(line: str, lineno: int, scope: _Scope) -> Command:
     word, _, rest = line[1:].partition(" ")
     word = word.strip()
     rest = rest.strip()
+    if word in ("if", "elif"):
+        if not rest:
+            raise ScriptError(f"\\{word} needs a condition, e.g. \\{word} :n > 10", lineno)
+        condition = _ExprParser(rest, lineno, scope).parse()
+        return BranchCommand(kind=word, expr=condition, line=lineno)  # type: ignore[arg-type]
+    if word in ("else", "endif"):
+        if rest:
+            raise ScriptError(f"\\{word} takes nothing after it (got {rest!r})", lineno)
+        return BranchCommand(kind=word, expr=None, line=lineno)  # type: ignore[arg-type]
     if word == "set":
         name, _, expr_text = rest.partition(" ")
         if not _NAME.fullmatch(name):
@@ -170,8 +305,8 @@ def _parse_meta(line: str, lineno: int, defined: set[str]) -> Command:
             )
         if not expr_text.strip():
             raise ScriptError(f"\\set {name} needs an expression after the name", lineno)
-        value_expr = _ExprParser(expr_text, lineno, defined).parse()
-        defined.add(name)
+        value_expr = _ExprParser(expr_text, lineno, scope).parse()
+        scope.defined.add(name)
         return SetCommand(variable=name, expr=value_expr, line=lineno)
     if word == "sleep":
         parts = rest.split()
@@ -184,7 +319,7 @@ def _parse_meta(line: str, lineno: int, defined: set[str]) -> Command:
             raise ScriptError(f"\\sleep unit {unit!r} is not one of us, ms, s", lineno)
         value = parts[0]
         if value.startswith(":"):
-            expr: Expr = VarRef(_known(value[1:], lineno, defined))
+            expr: Expr = VarRef(_known(value[1:], lineno, scope))
         elif re.fullmatch(r"[0-9]{1,18}", value):
             expr = IntLit(int(value))
         else:
@@ -192,14 +327,17 @@ def _parse_meta(line: str, lineno: int, defined: set[str]) -> Command:
         return SleepCommand(expr=expr, unit=unit, line=lineno)  # type: ignore[arg-type]
     hint = difflib.get_close_matches(word, META_COMMANDS, n=1)
     suggestion = f"; did you mean \\{hint[0]}?" if hint else ""
-    raise ScriptError(
-        f"unknown meta-command \\{word} (supported: \\set, \\sleep){suggestion}", lineno
-    )
+    supported = ", ".join(f"\\{m}" for m in META_COMMANDS)
+    raise ScriptError(f"unknown meta-command \\{word} (supported: {supported}){suggestion}", lineno)
 
 
-def _known(name: str, lineno: int, defined: set[str]) -> str:
-    if name not in defined:
-        hint = difflib.get_close_matches(name, sorted(defined), n=1)
+def _known(name: str, lineno: int, scope: _Scope) -> str:
+    if name not in scope.defined:
+        if scope.capturing:
+            # Perhaps a column of an earlier \gset/\aset: the engine checks once it knows them.
+            scope.deferred.add(name)
+            return name
+        hint = difflib.get_close_matches(name, sorted(scope.defined), n=1)
         suggestion = f"; did you mean :{hint[0]}?" if hint else ""
         raise ScriptError(
             f"unknown variable :{name}: set it with \\set before use or define it in"
@@ -210,11 +348,12 @@ def _known(name: str, lineno: int, defined: set[str]) -> str:
 
 
 class _ExprParser:
-    """Recursive descent over pgbench's expression grammar (a useful subset of it)."""
+    """Recursive descent over pgbench's expression grammar, with its precedence (lowest first):
+    OR, AND, NOT, IS/ISNULL/NOTNULL, comparisons, bitwise and shifts, + -, * / %, unary."""
 
-    def __init__(self, text: str, lineno: int, defined: set[str]) -> None:
+    def __init__(self, text: str, lineno: int, scope: _Scope) -> None:
         self.lineno = lineno
-        self.defined = defined
+        self.scope = scope
         self.text = text
         self.tokens = self._tokenize(text)
         self.pos = 0
@@ -231,45 +370,109 @@ class _ExprParser:
                 raise ScriptError(f"cannot read the expression at {bad!r}", self.lineno)
             kind = m.lastgroup
             assert kind is not None
-            tokens.append((kind, m.group(kind)))
+            value = m.group(kind)
+            if kind == "name" and value.lower() in _KEYWORDS:
+                kind, value = "kw", value.lower()
+            tokens.append((kind, value))
             pos = m.end()
         return tokens
 
+    def _fail(self, what: str) -> ScriptError:
+        return ScriptError(f"{what} in expression {self.text.strip()!r}", self.lineno)
+
     def parse(self) -> Expr:
-        expr = self._sum()
+        expr = self._or()
         if self.pos != len(self.tokens):
-            raise ScriptError(
-                f"unexpected {self.tokens[self.pos][1]!r} in expression {self.text.strip()!r}",
-                self.lineno,
-            )
+            raise self._fail(f"unexpected {self.tokens[self.pos][1]!r}")
         return expr
 
     def _peek(self) -> tuple[str, str] | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
 
-    def _take(self, value: str) -> bool:
+    def _take(self, value: str, kind: str = "op") -> bool:
         tok = self._peek()
-        if tok and tok[0] == "op" and tok[1] == value:
+        if tok and tok[0] == kind and tok[1] == value:
             self.pos += 1
             return True
         return False
 
+    def _expect(self, value: str, kind: str = "op") -> None:
+        if not self._take(value, kind):
+            shown = value.upper() if kind == "kw" else value
+            raise self._fail(f"missing {shown}")
+
+    def _or(self) -> Expr:
+        left = self._and()
+        while self._take("or", "kw"):
+            left = Logic("or", left, self._and())
+        return left
+
+    def _and(self) -> Expr:
+        left = self._not()
+        while self._take("and", "kw"):
+            left = Logic("and", left, self._not())
+        return left
+
+    def _not(self) -> Expr:
+        if self._take("not", "kw"):
+            return Not(self._not())
+        return self._is()
+
+    def _is(self) -> Expr:
+        left = self._comparison()
+        if self._take("isnull", "kw"):
+            return Is(left, None)
+        if self._take("notnull", "kw"):
+            return Not(Is(left, None))
+        if self._take("is", "kw"):
+            negated = self._take("not", "kw")
+            tok = self._peek()
+            values = {"null": None, "true": True, "false": False}
+            if not tok or tok[0] != "kw" or tok[1] not in values:
+                raise self._fail("IS needs NULL, TRUE or FALSE after it")
+            self.pos += 1
+            test = Is(left, values[tok[1]])
+            return Not(test) if negated else test
+        return left
+
+    def _comparison(self) -> Expr:
+        left = self._bits()
+        tok = self._peek()
+        if tok and tok[0] == "op" and tok[1] in ("=", "<>", "!=", "<", "<=", ">", ">="):
+            self.pos += 1
+            op = "<>" if tok[1] == "!=" else tok[1]
+            left = BinOp(op, left, self._bits())  # type: ignore[arg-type]
+            nxt = self._peek()
+            if nxt and nxt[0] == "op" and nxt[1] in ("=", "<>", "!=", "<", "<=", ">", ">="):
+                raise self._fail("comparisons do not chain (write a < b AND b < c)")
+        return left
+
+    def _bits(self) -> Expr:
+        left = self._sum()
+        while (tok := self._peek()) and tok[0] == "op" and tok[1] in ("&", "|", "#", "<<", ">>"):
+            self.pos += 1
+            left = BinOp(tok[1], left, self._sum())  # type: ignore[arg-type]
+        return left
+
     def _sum(self) -> Expr:
         left = self._product()
-        while (tok := self._peek()) and tok[0] == "op" and tok[1] in "+-":
+        while (tok := self._peek()) and tok[0] == "op" and tok[1] in ("+", "-"):
             self.pos += 1
             left = BinOp(tok[1], left, self._product())  # type: ignore[arg-type]
         return left
 
     def _product(self) -> Expr:
         left = self._unary()
-        while (tok := self._peek()) and tok[0] == "op" and tok[1] in "*/%":
+        while (tok := self._peek()) and tok[0] == "op" and tok[1] in ("*", "/", "%"):
             self.pos += 1
             left = BinOp(tok[1], left, self._unary())  # type: ignore[arg-type]
         return left
 
     def _unary(self) -> Expr:
         if self._take("-"):
+            if self._peek() == ("int", str(2**63)):
+                self.pos += 1  # -9223372036854775808: the one literal only a minus makes fit
+                return IntLit(-(2**63))
             operand = self._unary()
             if isinstance(operand, IntLit):
                 return IntLit(-operand.value)
@@ -278,6 +481,8 @@ class _ExprParser:
             return Neg(operand)
         if self._take("+"):
             return self._unary()
+        if self._take("~"):
+            return BitNot(self._unary())
         return self._primary()
 
     def _primary(self) -> Expr:
@@ -297,17 +502,38 @@ class _ExprParser:
                 raise ScriptError(f"{value} is too large for a floating-point number", self.lineno)
             return FloatLit(real)
         if kind == "var":
-            return VarRef(_known(value, self.lineno, self.defined))
+            return VarRef(_known(value, self.lineno, self.scope))
+        if kind == "kw":
+            if value in ("true", "false"):
+                return BoolLit(value == "true")
+            if value == "null":
+                return NullLit()
+            if value == "case":
+                return self._case()
+            raise self._fail(f"unexpected {value.upper()}")
         if kind == "name":
             return self._call(value)
         if value == "(":
-            inner = self._sum()
+            inner = self._or()
             if not self._take(")"):
-                raise ScriptError(f"missing ) in expression {self.text.strip()!r}", self.lineno)
+                raise self._fail("missing )")
             return inner
-        raise ScriptError(f"unexpected {value!r} in expression {self.text.strip()!r}", self.lineno)
+        raise self._fail(f"unexpected {value!r}")
+
+    def _case(self) -> Expr:
+        arms: list[tuple[Expr, Expr]] = []
+        while self._take("when", "kw"):
+            condition = self._or()
+            self._expect("then", "kw")
+            arms.append((condition, self._or()))
+        if not arms:
+            raise self._fail("CASE needs at least one WHEN ... THEN ...")
+        otherwise = self._or() if self._take("else", "kw") else None
+        self._expect("end", "kw")
+        return Case(tuple(arms), otherwise)
 
     def _call(self, name: str) -> Expr:
+        name = name.lower()
         if name not in FUNCTIONS:
             hint = difflib.get_close_matches(name, FUNCTIONS, n=1)
             suggestion = f"; did you mean {hint[0]}()?" if hint else ""
@@ -321,20 +547,23 @@ class _ExprParser:
             raise ScriptError(f"{name} is a function: write {name}(...)", self.lineno)
         args: list[Expr] = []
         if not self._take(")"):
-            args.append(self._sum())
+            args.append(self._or())
             while self._take(","):
-                args.append(self._sum())
+                args.append(self._or())
             if not self._take(")"):
                 raise ScriptError(f"missing ) after the arguments of {name}()", self.lineno)
         low, high = FUNCTIONS[name]
         if len(args) < low or (high is not None and len(args) > high):
-            want = f"{low}" if low == high else f"at least {low}"
+            want = f"{low}" if low == high else f"{low} to {high}" if high else f"at least {low}"
             raise ScriptError(
-                f"{name}() takes {want} argument{'s' if low != 1 else ''}, got {len(args)}",
+                f"{name}() takes {want} argument{'s' if (high or low) != 1 else ''},"
+                f" got {len(args)}",
                 self.lineno,
             )
         _check_literal_parameters(name, args, self.lineno)
-        return Call(name, tuple(args))
+        if name in SEEDED_FUNCTIONS and len(args) < SEEDED_FUNCTIONS[name]:
+            args.append(VarRef("default_seed"))
+        return Call(FUNCTION_ALIASES.get(name, name), tuple(args))
 
 
 def _check_literal_parameters(name: str, args: list[Expr], lineno: int) -> None:
@@ -418,7 +647,7 @@ def _word_char(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
-def _parse_sql(statement: str, lineno: int, defined: set[str]) -> SqlCommand:
+def _parse_sql(statement: str, lineno: int, scope: _Scope) -> SqlCommand:
     parts: list[str] = []
     params: list[str] = []
     last = 0
@@ -430,7 +659,7 @@ def _parse_sql(statement: str, lineno: int, defined: set[str]) -> SqlCommand:
         if not m:
             continue
         line = lineno + statement.count("\n", 0, pos)
-        params.append(_known(m.group(0), line, defined))
+        params.append(_known(m.group(0), line, scope))
         parts.append(statement[last:pos])
         last = pos + 1 + m.end()
     parts.append(statement[last:])

@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from wannabet.durations import parse_duration
 from wannabet.errors import SpecError
@@ -331,7 +331,22 @@ class _Reader:
             max_tries=self.integer(
                 data, "max_tries", "workload.max_tries", 1, minimum=1, maximum=1_000_000
             ),
+            protocol=self.protocol(data, "workload.protocol") or "prepared",
         )
+
+    def protocol(self, data: Mapping[str, Any], full: str) -> QueryProtocol | None:
+        """``protocol``: how statements are sent, as pgbench's -M (None when absent)."""
+        value = data.get("protocol")
+        if value is None:
+            return None
+        if value not in QUERY_PROTOCOLS:
+            hint = difflib.get_close_matches(str(value), QUERY_PROTOCOLS, n=1)
+            advice = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise self.fail(
+                full,
+                f"must be one of {', '.join(map(repr, QUERY_PROTOCOLS))}, got {value!r}{advice}",
+            )
+        return cast(QueryProtocol, value)
 
     def transactions(self, raw: Any, prefix: str, known: set[str]) -> tuple[Transaction, ...]:
         """``[[workload.transactions]]`` (or a level's ``transactions``): name, weight, script."""
@@ -425,8 +440,8 @@ class _Reader:
                             f"{key}.{field_name}",
                             "does not use {level}, so every level would run the same SQL",
                         )
-                # sessions = "{level}" / rate = "{level}": the level is the value (a sweep).
-                for field_name in ("sessions", "rate"):
+                # sessions = "{level}" (or rate, protocol): the level is the value (a sweep).
+                for field_name in ("sessions", "rate", "protocol"):
                     if field_name not in entry:
                         continue
                     if entry[field_name] != "{level}":
@@ -439,21 +454,15 @@ class _Reader:
                         raise self.fail(
                             f"{key}.{field_name}", "is set both for the factor and for a level"
                         )
-                    values = [
+                    values: list[Any] = [
                         self.level_number(label, field_name, f"{key}.levels") for label in labels
                     ]
-                    if field_name == "sessions":
-                        own = [
-                            dataclasses.replace(o, sessions=int(v))
-                            for o, v in zip(own, values, strict=True)
-                        ]
-                    else:
-                        own = [
-                            dataclasses.replace(o, rate=float(v))
-                            for o, v in zip(own, values, strict=True)
-                        ]
+                    own = [
+                        dataclasses.replace(o, **{field_name: v})
+                        for o, v in zip(own, values, strict=True)
+                    ]
                 sets = {
-                    f for f in ("sessions", "rate", "transactions")
+                    f for f in ("sessions", "rate", "transactions", "protocol")
                     if any(getattr(o, f) is not None for o in own)
                 }  # fmt: skip
                 for what in sorted(sets):
@@ -472,7 +481,7 @@ class _Reader:
                     raise self.fail(
                         key,
                         f"factor {name!r} changes nothing; give session_sql or system_sql"
-                        " using {level}, sessions or rate, or settings per level in"
+                        " using {level}, sessions, rate or protocol, or settings per level in"
                         " [factors.levels.NAME]",
                     )
                 factors.append(

@@ -74,15 +74,79 @@ impl std::fmt::Display for DbError {
 
 pub type DbResult<T> = Result<T, DbError>;
 
+/// How statements are sent, as pgbench's `-M`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// Parsed and planned each time, values inlined in the text (PostgreSQL's simple query).
+    Simple,
+    /// Parsed and planned each time, values bound (an unnamed statement).
+    Extended,
+    /// Parsed once per connection and then only bound and executed.
+    Prepared,
+}
+
+impl Protocol {
+    pub fn parse(s: &str) -> Option<Protocol> {
+        Some(match s {
+            "simple" => Protocol::Simple,
+            "extended" => Protocol::Extended,
+            "prepared" => Protocol::Prepared,
+            _ => return None,
+        })
+    }
+}
+
+/// A result value read as text (the simple protocol, SQLite text columns):
+/// script variables are numbers, booleans or NULL.
+pub fn value_from_text(text: Option<&str>) -> DbResult<Value> {
+    let Some(t) = text else {
+        return Ok(Value::Null);
+    };
+    let t = t.trim();
+    if let Ok(i) = t.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(f) = t.parse::<f64>() {
+        return Ok(Value::Float(f));
+    }
+    match t {
+        "t" | "true" => Ok(Value::Bool(true)),
+        "f" | "false" => Ok(Value::Bool(false)),
+        _ => Err(not_a_number(t)),
+    }
+}
+
+pub(crate) fn not_a_number(t: &str) -> DbError {
+    let shown: String = t.chars().take(40).collect();
+    DbError::new(
+        Status::Script,
+        None,
+        format!("a \\gset or \\aset column holds {shown:?}, which is not a number or boolean"),
+    )
+}
+
+/// Where `execute` stores a result: `map` pairs a column with the slot it sets.
+pub struct Store<'a> {
+    pub map: &'a [(usize, usize)],
+    pub slots: &'a mut [Value],
+}
+
 /// One open connection. Statements are addressed by the order they were prepared in.
 pub trait Session {
     /// Runs `;`-separated statements without parameters (setup and session SQL).
     fn batch_execute(&mut self, sql: &str) -> DbResult<()>;
-    /// Prepares a statement expecting `n_params` parameters; its id is the
-    /// number of statements prepared before it.
-    fn prepare(&mut self, sql: &str, n_params: usize) -> DbResult<()>;
-    /// Executes a prepared statement and discards its rows.
-    fn execute(&mut self, stmt: usize, params: &[Value]) -> DbResult<()>;
+    /// How `execute` sends statements from now on (until called: prepared).
+    fn set_protocol(&mut self, protocol: Protocol);
+    /// Prepares a statement expecting `n_params` parameters (`parts`: its text
+    /// around them, for the simple protocol); its id is the number of
+    /// statements prepared before it. Returns the names of its result columns.
+    /// Every protocol prepares, so a statement the server refuses is found
+    /// before the clock starts.
+    fn prepare(&mut self, sql: &str, n_params: usize, parts: &[String]) -> DbResult<Vec<String>>;
+    /// Executes a statement and reads its rows. Without `into` the rows are
+    /// discarded; with it, each row's mapped columns are stored (the last row
+    /// wins) and the number of rows is returned.
+    fn execute(&mut self, stmt: usize, params: &[Value], into: Option<Store<'_>>) -> DbResult<u64>;
     /// Rolls back an open transaction after a failure, if there is one.
     fn rollback_if_needed(&mut self) -> DbResult<()>;
     /// One statement, every value as text (None for NULL).

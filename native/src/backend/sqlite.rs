@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use rusqlite::{ffi, Connection, ErrorCode, Statement};
 
-use super::{DbError, DbResult, Session, Status};
+use super::{value_from_text, DbError, DbResult, Protocol, Session, Status, Store};
 use crate::script::Value;
 
 /// Lock waits are part of what we measure: with a busy timeout a writer that
@@ -25,6 +25,11 @@ pub fn open(path: &Path) -> DbResult<Connection> {
 pub struct SqliteSession<'c> {
     conn: &'c Connection,
     stmts: Vec<Statement<'c>>,
+    /// Per statement: its text and the text around its parameters.
+    texts: Vec<(String, Vec<String>)>,
+    protocol: Protocol,
+    /// Reused for simple-protocol statement text.
+    inline: String,
 }
 
 impl<'c> SqliteSession<'c> {
@@ -32,8 +37,52 @@ impl<'c> SqliteSession<'c> {
         SqliteSession {
             conn,
             stmts: Vec::new(),
+            texts: Vec::new(),
+            protocol: Protocol::Prepared,
+            inline: String::new(),
         }
     }
+}
+
+/// Binds, steps through every row (reads cost what they would in an
+/// application) and stores the mapped columns of each into the slots.
+fn run(st: &mut Statement<'_>, params: &[Value], into: Option<Store<'_>>) -> DbResult<u64> {
+    for (i, v) in params.iter().enumerate() {
+        // Placeholders are ?1..?n, so parameter i binds at index i + 1.
+        let r = match *v {
+            Value::Int(x) => st.raw_bind_parameter(i + 1, x),
+            Value::Float(x) => st.raw_bind_parameter(i + 1, x),
+            Value::Bool(b) => st.raw_bind_parameter(i + 1, b as i64),
+            Value::Null => st.raw_bind_parameter(i + 1, rusqlite::types::Null),
+            Value::Unset => unreachable!("runner checks for unset values"),
+        };
+        r.map_err(classify)?;
+    }
+    let mut rows = st.raw_query();
+    let mut n = 0;
+    match into {
+        None => {
+            while rows.next().map_err(classify)?.is_some() {
+                n += 1;
+            }
+        }
+        Some(into) => {
+            use rusqlite::types::ValueRef;
+            while let Some(row) = rows.next().map_err(classify)? {
+                n += 1;
+                for &(col, slot) in into.map {
+                    into.slots[slot] = match row.get_ref(col).map_err(classify)? {
+                        ValueRef::Null => Value::Null,
+                        ValueRef::Integer(x) => Value::Int(x),
+                        ValueRef::Real(x) => Value::Float(x),
+                        ValueRef::Text(t) => value_from_text(Some(&String::from_utf8_lossy(t)))?,
+                        ValueRef::Blob(_) => value_from_text(Some("<blob>"))?,
+                    };
+                }
+            }
+        }
+    }
+    Ok(n)
 }
 
 impl Session for SqliteSession<'_> {
@@ -41,7 +90,11 @@ impl Session for SqliteSession<'_> {
         self.conn.execute_batch(sql).map_err(classify)
     }
 
-    fn prepare(&mut self, sql: &str, n_params: usize) -> DbResult<()> {
+    fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
+    }
+
+    fn prepare(&mut self, sql: &str, n_params: usize, parts: &[String]) -> DbResult<Vec<String>> {
         let stmt = self.conn.prepare(sql).map_err(classify)?;
         if stmt.parameter_count() != n_params {
             return Err(DbError::new(
@@ -54,25 +107,34 @@ impl Session for SqliteSession<'_> {
                 ),
             ));
         }
+        let columns = stmt.column_names().iter().map(|c| c.to_string()).collect();
         self.stmts.push(stmt);
-        Ok(())
+        self.texts.push((sql.to_owned(), parts.to_vec()));
+        Ok(columns)
     }
 
-    fn execute(&mut self, stmt: usize, params: &[Value]) -> DbResult<()> {
-        let st = &mut self.stmts[stmt];
-        for (i, v) in params.iter().enumerate() {
-            // Placeholders are ?1..?n, so parameter i binds at index i + 1.
-            let r = match *v {
-                Value::Int(x) => st.raw_bind_parameter(i + 1, x),
-                Value::Float(x) => st.raw_bind_parameter(i + 1, x),
-                Value::Unset => unreachable!("runner checks for unset values"),
-            };
-            r.map_err(classify)?;
+    fn execute(&mut self, stmt: usize, params: &[Value], into: Option<Store<'_>>) -> DbResult<u64> {
+        match self.protocol {
+            Protocol::Prepared => run(&mut self.stmts[stmt], params, into),
+            // SQLite has no protocol: "extended" compiles the statement each
+            // time, "simple" also writes the values into its text.
+            Protocol::Extended => {
+                let mut st = self.conn.prepare(&self.texts[stmt].0).map_err(classify)?;
+                run(&mut st, params, into)
+            }
+            Protocol::Simple => {
+                use std::fmt::Write as _;
+                let parts = &self.texts[stmt].1;
+                self.inline.clear();
+                self.inline.push_str(&parts[0]);
+                for (v, part) in params.iter().zip(&parts[1..]) {
+                    let _ = write!(self.inline, "{v}");
+                    self.inline.push_str(part);
+                }
+                let mut st = self.conn.prepare(&self.inline).map_err(classify)?;
+                run(&mut st, &[], into)
+            }
         }
-        let mut rows = st.raw_query();
-        // Step through every row so reads cost what they would in an application.
-        while rows.next().map_err(classify)?.is_some() {}
-        Ok(())
     }
 
     fn rollback_if_needed(&mut self) -> DbResult<()> {
@@ -235,24 +297,83 @@ mod tests {
         assert_eq!(code_name(1), "SQLITE_ERROR");
     }
 
+    fn parts(n: usize) -> Vec<String> {
+        vec![String::new(); n + 1]
+    }
+
+    #[test]
+    fn every_protocol_stores_the_last_row() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut s = SqliteSession::new(&conn);
+        s.batch_execute("CREATE TABLE t (id INTEGER, v REAL, s TEXT, n INTEGER)")
+            .unwrap();
+        s.batch_execute("INSERT INTO t VALUES (1, 1.5, '7', NULL), (2, 2.5, 'x', 3)")
+            .unwrap();
+        let sql = "SELECT id, v, s, n FROM t WHERE id <= ?1 ORDER BY id";
+        let text = vec![
+            "SELECT id, v, s, n FROM t WHERE id <= ".into(),
+            " ORDER BY id".into(),
+        ];
+        let cols = s.prepare(sql, 1, &text).unwrap();
+        assert_eq!(cols, ["id", "v", "s", "n"]);
+        for p in [Protocol::Prepared, Protocol::Extended, Protocol::Simple] {
+            s.set_protocol(p);
+            let mut slots = [Value::Unset; 4];
+            let map = [(0, 0), (1, 1), (2, 2), (3, 3)];
+            let into = Store {
+                map: &map,
+                slots: &mut slots,
+            };
+            assert_eq!(s.execute(0, &[Value::Int(1)], Some(into)).unwrap(), 1);
+            let want = [Value::Int(1), Value::Float(1.5), Value::Int(7), Value::Null];
+            assert_eq!(slots, want, "{p:?}");
+            let into = Store {
+                map: &map[..2],
+                slots: &mut slots,
+            };
+            assert_eq!(s.execute(0, &[Value::Int(5)], Some(into)).unwrap(), 2);
+            assert_eq!(slots[..2], [Value::Int(2), Value::Float(2.5)], "{p:?}");
+            // Text that is not a number cannot become a variable.
+            let into = Store {
+                map: &map[2..3],
+                slots: &mut slots,
+            };
+            let e = s.execute(0, &[Value::Int(5)], Some(into)).unwrap_err();
+            assert_eq!(e.status, Status::Script, "{p:?}");
+            assert!(e.message.contains("\"x\""), "{}", e.message);
+            // No rows: nothing is stored.
+            let into = Store {
+                map: &map,
+                slots: &mut slots,
+            };
+            assert_eq!(s.execute(0, &[Value::Int(0)], Some(into)).unwrap(), 0);
+            assert_eq!(slots[0], Value::Int(2));
+        }
+    }
+
     #[test]
     fn classify_and_execute() {
         let conn = Connection::open_in_memory().unwrap();
         let mut s = SqliteSession::new(&conn);
         s.batch_execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v REAL)")
             .unwrap();
-        s.prepare("INSERT INTO t VALUES (?1, ?2)", 2).unwrap();
-        s.prepare("SELECT * FROM t WHERE id >= ?1", 1).unwrap();
-        assert!(s.prepare("SELECT ?1, ?2", 1).is_err());
-        s.execute(0, &[Value::Int(1), Value::Float(1.5)]).unwrap();
-        s.execute(1, &[Value::Int(0)]).unwrap();
-        let e = s.execute(0, &[Value::Int(1), Value::Int(2)]).unwrap_err();
+        s.prepare("INSERT INTO t VALUES (?1, ?2)", 2, &parts(2))
+            .unwrap();
+        s.prepare("SELECT * FROM t WHERE id >= ?1", 1, &parts(1))
+            .unwrap();
+        assert!(s.prepare("SELECT ?1, ?2", 1, &parts(1)).is_err());
+        s.execute(0, &[Value::Int(1), Value::Float(1.5)], None)
+            .unwrap();
+        s.execute(1, &[Value::Int(0)], None).unwrap();
+        let e = s
+            .execute(0, &[Value::Int(1), Value::Int(2)], None)
+            .unwrap_err();
         assert_eq!(e.status, Status::Constraint);
         assert_eq!(e.code.as_deref(), Some("SQLITE_CONSTRAINT_PRIMARYKEY"));
         // The failed statement must not poison the next execution.
-        s.execute(0, &[Value::Int(2), Value::Int(2)]).unwrap();
+        s.execute(0, &[Value::Int(2), Value::Int(2)], None).unwrap();
         s.batch_execute("BEGIN").unwrap();
-        s.execute(0, &[Value::Int(3), Value::Int(2)]).unwrap();
+        s.execute(0, &[Value::Int(3), Value::Int(2)], None).unwrap();
         s.rollback_if_needed().unwrap();
         s.rollback_if_needed().unwrap();
         let rows = s
@@ -268,7 +389,7 @@ mod tests {
         let e = s.batch_execute("SELECT * FROM missing").unwrap_err();
         assert_eq!(e.status, Status::Error);
         assert!(e.message.contains("missing"), "{}", e.message);
-        let e = s.prepare("SELEC 1", 0).unwrap_err();
+        let e = s.prepare("SELEC 1", 0, &parts(0)).unwrap_err();
         assert_eq!(e.code.as_deref(), Some("SQLITE_ERROR"));
     }
 
@@ -281,8 +402,8 @@ mod tests {
         s.reset_counters();
         let zero: Vec<_> = s.counters();
         assert!(zero.iter().all(|&(_, v)| v == 0), "{zero:?}");
-        s.prepare("SELECT * FROM t", 0).unwrap();
-        s.execute(0, &[]).unwrap();
+        s.prepare("SELECT * FROM t", 0, &parts(0)).unwrap();
+        s.execute(0, &[], None).unwrap();
         let c = s.counters();
         let hit = c.iter().find(|(n, _)| *n == "cache_hit").unwrap().1;
         assert!(hit > 0, "{c:?}");

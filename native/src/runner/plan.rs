@@ -1,13 +1,33 @@
 //! The plan of a sample: the workload as the runner executes it, decoded
 //! once from Python (see `decode`) before anything starts.
 
+pub use crate::backend::Protocol;
 use crate::script::{Expr, Value};
 
 pub enum Command {
     Set(usize, Expr),
     Sleep(Expr, u64),
-    /// Index into `Plan::sqls` and the slots whose values are the parameters.
-    Sql(usize, Vec<usize>),
+    /// A statement of `Plan::sqls`, the slots whose values are the parameters,
+    /// and the `Plan::captures` entry that stores its result, if any.
+    Sql {
+        stmt: usize,
+        params: Vec<usize>,
+        capture: Option<usize>,
+    },
+    /// `\if` and `\elif`: go on with command `usize` unless the condition holds.
+    JumpUnless(Expr, usize),
+    /// The end of a taken `\if` branch: continue after `\endif`.
+    Jump(usize),
+}
+
+/// `\gset` / `\aset`: the result's columns become the variables named
+/// prefix + column name. Column names are known only once the statement is
+/// prepared, so each session maps them to slots in its set-up.
+pub struct Capture {
+    pub stmt: usize,
+    /// `\aset`: any number of rows, the last one wins; `\gset` wants exactly one.
+    pub any_rows: bool,
+    pub prefix: String,
 }
 
 pub struct Transaction {
@@ -20,6 +40,9 @@ pub struct Transaction {
 pub struct SqlText {
     pub text: String,
     pub n_params: usize,
+    /// The literal text around the parameters (`n_params + 1` pieces), for the
+    /// simple protocol, which sends values inside the text.
+    pub parts: Vec<String>,
     /// Where it first appears, for error messages: (transaction, 1-based statement number).
     pub origin: (usize, usize),
 }
@@ -29,7 +52,16 @@ pub struct Plan {
     pub sqls: Vec<SqlText>,
     pub session_sql: Vec<String>,
     pub slots: Vec<Value>,
+    /// Each slot's variable name, for `\gset` columns and error messages.
+    pub slot_names: Vec<String>,
+    /// Slots that only a `\gset`/`\aset` column can set: a session checks,
+    /// once its statements are prepared, that some capture provides each.
+    pub captured_slots: Vec<usize>,
+    pub captures: Vec<Capture>,
+    pub protocol: Protocol,
     pub client_id_slot: Option<usize>,
+    /// pgbench's `:default_seed` (the seed `hash()` and `permute()` use by default).
+    pub default_seed_slot: Option<usize>,
     pub sessions: usize,
     /// Warm-up + measurement: the sample's time budget (0: no time limit).
     pub duration_ns: u64,

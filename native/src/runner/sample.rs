@@ -12,8 +12,8 @@ use super::plan::Plan;
 use super::progress::ThreadStats;
 use super::session::thread_main;
 use super::summary::{merge_sessions, SessionSummary, Summaries};
-use crate::script::Prng;
 use crate::backend::{Canceller, DbError, Target};
+use crate::script::Prng;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FatalKind {
@@ -160,7 +160,10 @@ impl ThreadOut {
         if cap == 0 || self.offered <= cap as u64 {
             return;
         }
-        let mut rows: Vec<Rec> = std::mem::take(&mut self.chunks).into_iter().flatten().collect();
+        let mut rows: Vec<Rec> = std::mem::take(&mut self.chunks)
+            .into_iter()
+            .flatten()
+            .collect();
         rows.sort_by_key(|r| r.start);
         self.chunks.push(rows);
     }

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 
 use super::gate::{Anchor, Arrival};
 use super::plan::{
-    Command, Transaction, STREAM_CHOOSE, STREAM_FUNC, STREAM_RECORD, STREAM_THROTTLE,
+    Capture, Command, Plan, Transaction, STREAM_CHOOSE, STREAM_FUNC, STREAM_RECORD, STREAM_THROTTLE,
 };
 use super::sample::{
     panic_text, thread_cpu_ns, Fatal, FatalKind, PrepareFailure, Rec, Shared, ThreadOut, CHUNK,
 };
 use super::summary::SessionSummary;
-use crate::backend::{self, DbError, Session, Status, WithSession};
+use crate::backend::{self, DbError, Session, Status, Store, WithSession};
 use crate::script::{eval, Prng, ScriptError, Value};
 
 /// Counts the thread as finished however it exits, so the waiter never hangs.
@@ -84,19 +84,23 @@ impl WithSession for SessionJob<'_> {
             gate: &self.sh.gate,
             arrived: false,
         };
-        if setup(s, self.sh) {
+        if let Some(maps) = setup(s, self.sh) {
             arrival.arrived = true;
             if let Some(t0) = self.sh.gate.arrive(self.sh.plan.sessions) {
-                run_loop(s, self.sh, self.idx, self.out, t0);
+                run_loop(s, self.sh, self.idx, self.out, t0, &maps);
             }
         }
     }
 }
 
-/// Session SQL and prepares, before the clock starts. False on failure
-/// (already reported).
-fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
+/// Per capture: (result column, slot) pairs.
+type CaptureMaps = Vec<Vec<(usize, usize)>>;
+
+/// Session SQL and prepares, before the clock starts; returns where each
+/// capture's columns go. None on failure (already reported).
+fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
     let plan = &sh.plan;
+    s.set_protocol(plan.protocol);
     for sql in &plan.session_sql {
         if let Err(e) = s.batch_execute(sql) {
             let kind = if e.status == Status::Connection {
@@ -110,14 +114,20 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
                 code: e.code,
                 prepare: None,
             });
-            return false;
+            return None;
         }
     }
+    let mut columns = Vec::with_capacity(plan.sqls.len());
     for q in &plan.sqls {
         if sh.stop.load(Relaxed) {
-            return false;
+            return None;
         }
-        if let Err(e) = s.prepare(&q.text, q.n_params) {
+        let prepared = s.prepare(&q.text, q.n_params, &q.parts);
+        if let Ok(names) = prepared {
+            columns.push(names);
+            continue;
+        }
+        if let Err(e) = prepared {
             let (t, k) = q.origin;
             let kind = if e.status == Status::Connection {
                 FatalKind::Connect
@@ -139,10 +149,63 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> bool {
                     reason: e.message,
                 }),
             });
-            return false;
+            return None;
         }
     }
-    !sh.stop.load(Relaxed)
+    let maps = capture_maps(plan, &columns);
+    if let Some(message) = uncaptured(plan, &maps, &columns) {
+        sh.fail(Fatal {
+            kind: FatalKind::Query,
+            message,
+            code: None,
+            prepare: None,
+        });
+        return None;
+    }
+    (!sh.stop.load(Relaxed)).then_some(maps)
+}
+
+/// Each capture's columns whose prefixed names are variables of the plan;
+/// a column nobody reads is not stored.
+fn capture_maps(plan: &Plan, columns: &[Vec<String>]) -> CaptureMaps {
+    plan.captures
+        .iter()
+        .map(|c| {
+            columns[c.stmt]
+                .iter()
+                .enumerate()
+                .filter_map(|(col, name)| {
+                    let var = format!("{}{name}", c.prefix);
+                    let slot = plan.slot_names.iter().position(|n| *n == var)?;
+                    Some((col, slot))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A variable that the scripts read, that only a `\gset`/`\aset` could set,
+/// and that no captured result has a column for.
+fn uncaptured(plan: &Plan, maps: &CaptureMaps, columns: &[Vec<String>]) -> Option<String> {
+    let missing = plan
+        .captured_slots
+        .iter()
+        .find(|&&slot| !maps.iter().flatten().any(|&(_, s)| s == slot))?;
+    let offered: Vec<String> = plan
+        .captures
+        .iter()
+        .flat_map(|c| columns[c.stmt].iter().map(|n| format!("{}{n}", c.prefix)))
+        .collect();
+    Some(format!(
+        "variable :{} is used but no \\gset or \\aset result has a column of that name \
+         (their columns give: {})",
+        plan.slot_names[*missing],
+        if offered.is_empty() {
+            "nothing".to_string()
+        } else {
+            offered.join(", ")
+        }
+    ))
 }
 
 /// Sleeps until `t`, in slices so a stop request is noticed; false if stopped.
@@ -166,15 +229,20 @@ fn script_err(e: ScriptError) -> DbError {
 
 /// Runs one transaction's commands once. Nothing here allocates unless
 /// something fails.
+#[allow(clippy::too_many_arguments)]
 fn run_script<S: Session>(
     s: &mut S,
     txn: &Transaction,
+    captures: &[Capture],
+    maps: &CaptureMaps,
     slots: &mut [Value],
     params: &mut Vec<Value>,
     rng: &mut Prng,
     stop: &AtomicBool,
 ) -> Result<(), DbError> {
-    for cmd in &txn.commands {
+    let mut pc = 0;
+    while let Some(cmd) = txn.commands.get(pc) {
+        pc += 1;
         match cmd {
             Command::Set(slot, e) => slots[*slot] = eval(e, slots, rng).map_err(script_err)?,
             Command::Sleep(e, unit_ns) => {
@@ -182,13 +250,17 @@ fn run_script<S: Session>(
                 let ns = match v {
                     Value::Int(i) => (i.max(0) as u64).saturating_mul(*unit_ns),
                     Value::Float(f) => (f.max(0.0) * *unit_ns as f64) as u64,
-                    Value::Unset => return Err(script_err(crate::script::UNSET)),
+                    _ => return Err(script_err(ScriptError("\\sleep needs a number"))),
                 };
                 if !sleep_until(Instant::now() + Duration::from_nanos(ns), stop) {
                     return Err(DbError::new(Status::Script, None, "interrupted"));
                 }
             }
-            Command::Sql(stmt, param_slots) => {
+            Command::Sql {
+                stmt,
+                params: param_slots,
+                capture,
+            } => {
                 params.clear();
                 for &p in param_slots {
                     match slots[p] {
@@ -196,19 +268,58 @@ fn run_script<S: Session>(
                         v => params.push(v),
                     }
                 }
-                s.execute(*stmt, params)?;
+                match capture {
+                    None => {
+                        s.execute(*stmt, params, None)?;
+                    }
+                    Some(c) => {
+                        let into = Store {
+                            map: &maps[*c],
+                            slots,
+                        };
+                        let rows = s.execute(*stmt, params, Some(into))?;
+                        // As pgbench: \gset wants exactly one row; \aset takes any number.
+                        if !captures[*c].any_rows && rows != 1 {
+                            return Err(DbError::new(
+                                Status::Script,
+                                None,
+                                format!("\\gset expects one row, got {rows}"),
+                            ));
+                        }
+                    }
+                }
             }
+            Command::JumpUnless(cond, to) => {
+                if !eval(cond, slots, rng)
+                    .and_then(Value::truth)
+                    .map_err(script_err)?
+                {
+                    pc = *to;
+                }
+            }
+            Command::Jump(to) => pc = *to,
         }
     }
     Ok(())
 }
 
-fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut, t0: Anchor) {
+fn run_loop<S: Session>(
+    s: &mut S,
+    sh: &Shared,
+    idx: usize,
+    out: &mut ThreadOut,
+    t0: Anchor,
+    maps: &CaptureMaps,
+) {
     let plan = &sh.plan;
     let stats = &sh.stats[idx];
     let mut slots = plan.slots.clone();
     if let Some(c) = plan.client_id_slot {
         slots[c] = Value::Int(idx as i64);
+    }
+    if let Some(d) = plan.default_seed_slot {
+        // One value for every session of the sample, as pgbench has one per run.
+        slots[d] = Value::Int(Prng::new(plan.seed, u64::MAX, STREAM_FUNC).next_u64() as i64);
     }
     // A retry replays the transaction from the state it started in: the
     // random stream and the variables (`\set x :x + 1` must not advance twice).
@@ -307,7 +418,17 @@ fn run_loop<S: Session>(s: &mut S, sh: &Shared, idx: usize, out: &mut ThreadOut,
         }
         let mut retries: u32 = 0;
         let (result, end) = loop {
-            match run_script(s, txn, &mut slots, &mut params, &mut rng_func, &sh.stop) {
+            let r = run_script(
+                s,
+                txn,
+                &plan.captures,
+                maps,
+                &mut slots,
+                &mut params,
+                &mut rng_func,
+                &sh.stop,
+            );
+            match r {
                 Ok(()) => break (Ok(()), Instant::now()),
                 Err(e) => {
                     // The failed transaction ends when its error arrives; the

@@ -47,12 +47,18 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
             .map(|(i, (t, n))| SqlText {
                 text: t.into(),
                 n_params: n,
+                parts: vec![String::new(); n + 1],
                 origin: (0, i + 1),
             })
             .collect(),
         session_sql: vec![],
         slots: vec![Value::Unset; 2],
+        slot_names: vec!["x".into(), "client_id".into()],
+        captured_slots: vec![],
+        captures: vec![],
+        protocol: Protocol::Prepared,
         client_id_slot: Some(1),
+        default_seed_slot: None,
         sessions,
         duration_ns: 0,
         max_transactions: 500,
@@ -133,8 +139,16 @@ fn sqlite_sample() {
                 vec![Expr::Int(1), Expr::Int(10)],
             ),
         ),
-        Command::Sql(0, vec![0]),
-        Command::Sql(1, vec![1]),
+        Command::Sql {
+            stmt: 0,
+            params: vec![0],
+            capture: None,
+        },
+        Command::Sql {
+            stmt: 1,
+            params: vec![1],
+            capture: None,
+        },
     ];
     let p = plan(
         2,
@@ -226,7 +240,11 @@ fn prepare_failure_is_reported() {
     let p = plan(
         2,
         vec![("SELECT * FROM missing WHERE x = ?1", 1)],
-        vec![Command::Sql(0, vec![0])],
+        vec![Command::Sql {
+            stmt: 0,
+            params: vec![0],
+            capture: None,
+        }],
     );
     let sample = Sample::start(p, t).unwrap();
     while !sample.wait(Duration::from_millis(100)) {}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from wannabet.engine.program import Program
-from wannabet.model import OnError
+from wannabet.model import OnError, QueryProtocol
 from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target
 
@@ -48,6 +48,8 @@ class SampleRequest:
     #: at most this many rows returned (0: no limit); beyond it each session keeps a uniform
     #: random subset of its share (reservoir sampling), in start order
     max_rows: int = 0
+    #: how statements are sent, as pgbench's ``-M``
+    protocol: QueryProtocol = "prepared"
 
     def __post_init__(self) -> None:
         if self.duration_ns <= 0 and self.max_transactions <= 0:

@@ -46,7 +46,11 @@ class _NativeRequest:
     transactions: Sequence[tuple[str, int, Sequence[tuple[Any, ...]]]]
     session_sql: tuple[str, ...]
     slots: tuple[int | float | None, ...]
+    slot_names: tuple[str, ...]
+    captured_slots: tuple[int, ...]
+    protocol: str
     client_id_slot: int
+    default_seed_slot: int
     duration_ns: int
     max_transactions: int
     seed: int
@@ -66,7 +70,11 @@ class _NativeRequest:
             transactions=program.transactions,
             session_sql=request.session_sql,
             slots=program.slots,
+            slot_names=program.slot_names,
+            captured_slots=program.captured_slots,
+            protocol=request.protocol,
             client_id_slot=program.client_id_slot,
+            default_seed_slot=program.default_seed_slot,
             duration_ns=request.duration_ns,
             max_transactions=request.max_transactions,
             seed=request.seed,

@@ -12,11 +12,19 @@ from typing import Any, Literal
 from wannabet.model import (
     PREDEFINED_VARIABLES,
     BinOp,
+    BitNot,
+    BoolLit,
     Call,
+    Case,
+    Command,
     Expr,
     FloatLit,
     IntLit,
+    Is,
+    Logic,
     Neg,
+    Not,
+    NullLit,
     SetCommand,
     SleepCommand,
     SqlCommand,
@@ -31,6 +39,9 @@ class Program:
     slots: tuple[int | float | None, ...]
     client_id_slot: int
     slot_names: tuple[str, ...]
+    #: slots that only a ``\\gset``/``\\aset`` result column can set
+    captured_slots: tuple[int, ...] = ()
+    default_seed_slot: int = -1
 
     @property
     def transaction_names(self) -> tuple[str, ...]:
@@ -54,31 +65,83 @@ def compile_program(workload: Workload, style: Literal["dollar", "qmark"]) -> Pr
                 return ("int", value)
             case FloatLit(value):
                 return ("float", value)
+            case BoolLit(value):
+                return ("bool", value)
+            case NullLit():
+                return ("null",)
             case VarRef(name):
                 return ("var", slot(name))
             case Neg(operand):
                 return ("neg", expr(operand))
+            case BitNot(operand):
+                return ("bitnot", expr(operand))
+            case Not(operand):
+                return ("not", expr(operand))
+            case Is(operand, value):
+                return ("is", expr(operand), value)
             case BinOp(op, left, right):
                 return ("op", op, expr(left), expr(right))
+            case Logic(op, left, right):
+                return (op, expr(left), expr(right))
+            case Case(arms, otherwise):
+                return (
+                    "case",
+                    [(expr(c), expr(v)) for c, v in arms],
+                    None if otherwise is None else expr(otherwise),
+                )
             case Call(function, args):
                 return ("call", function, [expr(a) for a in args])
         raise TypeError(f"not an expression: {e!r}")
 
-    transactions = []
-    for t in workload.transactions:
-        commands: list[tuple[Any, ...]] = []
-        for c in t.script.commands:
+    def commands(script_commands: tuple[Command, ...]) -> tuple[tuple[Any, ...], ...]:
+        out: list[list[Any]] = []
+        # Per open \if: the jump to patch when its condition is false, and the jumps that
+        # end its taken branches (all go to its \endif).
+        branches: list[tuple[int | None, list[int]]] = []
+        for c in script_commands:
             if isinstance(c, SetCommand):
-                commands.append(("set", slot(c.variable), expr(c.expr)))
+                out.append(["set", slot(c.variable), expr(c.expr)])
             elif isinstance(c, SleepCommand):
-                commands.append(("sleep", expr(c.expr), c.unit_ns))
+                out.append(["sleep", expr(c.expr), c.unit_ns])
             elif isinstance(c, SqlCommand):
                 sql, params = c.render(style)
-                commands.append(("sql", sql, [slot(p) for p in params]))
-        transactions.append((t.name, t.weight, tuple(commands)))
+                out.append(["sql", sql, [slot(p) for p in params], list(c.parts), c.capture])
+            elif c.kind == "if":
+                assert c.expr is not None
+                branches.append((len(out), []))
+                out.append(["jump_unless", expr(c.expr), -1])
+            else:
+                pending, ends = branches[-1]
+                if c.kind in ("elif", "else"):
+                    ends.append(len(out))
+                    out.append(["jump", -1])
+                if pending is not None:
+                    out[pending][2] = len(out)
+                if c.kind == "elif":
+                    assert c.expr is not None
+                    branches[-1] = (len(out), ends)
+                    out.append(["jump_unless", expr(c.expr), -1])
+                elif c.kind == "else":
+                    branches[-1] = (None, ends)
+                else:
+                    for end in ends:
+                        out[end][1] = len(out)
+                    branches.pop()
+        return tuple(tuple(command) for command in out)
+
+    transactions = []
+    captured: set[str] = set()
+    for t in workload.transactions:
+        transactions.append((t.name, t.weight, commands(t.script.commands)))
+        captured.update(t.script.captured_variables)
     return Program(
         transactions=tuple(transactions),
         slots=tuple(initial[n] for n in names),
         client_id_slot=names.index("client_id"),
         slot_names=tuple(names),
+        captured_slots=tuple(sorted(names.index(n) for n in captured if n in names)),
+        # A default_seed the experiment sets (pgbench -D default_seed=...) is kept.
+        default_seed_slot=-1
+        if "default_seed" in dict(workload.variables)
+        else names.index("default_seed"),
     )

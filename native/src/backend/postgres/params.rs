@@ -5,7 +5,7 @@ use std::error::Error as StdError;
 use std::fmt::Write as _;
 
 use bytes::{BufMut, BytesMut};
-use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
 
 use crate::script::Value;
 
@@ -21,6 +21,7 @@ pub(super) enum Kind {
     Numeric,
     Text,
     Oid,
+    Bool,
 }
 
 impl Kind {
@@ -34,6 +35,7 @@ impl Kind {
             Type::NUMERIC => Kind::Numeric,
             Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => Kind::Text,
             Type::OID => Kind::Oid,
+            Type::BOOL => Kind::Bool,
             _ => return None,
         })
     }
@@ -51,6 +53,9 @@ pub(super) enum Param {
     Numeric(Value),
     Text(Value),
     Oid(u32),
+    Bool(bool),
+    /// A NULL script value, whatever the parameter's type.
+    Null,
 }
 
 pub(super) fn convert(k: Kind, v: Value) -> Result<Param, String> {
@@ -60,15 +65,20 @@ pub(super) fn convert(k: Kind, v: Value) -> Result<Param, String> {
             // Exactly integral floats (e.g. from double()) are accepted.
             Value::Float(f) if f.fract() == 0.0 && (-9.2e18..=9.2e18).contains(&f) => Ok(f as i64),
             Value::Float(f) => Err(format!("{f} is not an integer")),
-            Value::Unset => Err("unset value".into()),
+            Value::Bool(_) => Err("a boolean is not an integer".into()),
+            Value::Null | Value::Unset => Err("unset value".into()),
         }
     }
-    fn float(v: Value) -> f64 {
+    fn float(v: Value) -> Result<f64, String> {
         match v {
-            Value::Int(i) => i as f64,
-            Value::Float(f) => f,
-            Value::Unset => f64::NAN,
+            Value::Int(i) => Ok(i as f64),
+            Value::Float(f) => Ok(f),
+            Value::Bool(_) => Err("a boolean is not a number".into()),
+            Value::Null | Value::Unset => Ok(f64::NAN),
         }
+    }
+    if v == Value::Null {
+        return Ok(Param::Null);
     }
     let range = |i: i64, t: &str| format!("{i} is out of range for type {t}");
     Ok(match k {
@@ -85,10 +95,19 @@ pub(super) fn convert(k: Kind, v: Value) -> Result<Param, String> {
             let i = int(v)?;
             Param::Oid(u32::try_from(i).map_err(|_| range(i, "oid"))?)
         }
-        Kind::Float4 => Param::F32(float(v) as f32),
-        Kind::Float8 => Param::F64(float(v)),
-        Kind::Numeric => Param::Numeric(v),
+        Kind::Float4 => Param::F32(float(v)? as f32),
+        Kind::Float8 => Param::F64(float(v)?),
+        Kind::Numeric => {
+            float(v)?;
+            Param::Numeric(v)
+        }
         Kind::Text => Param::Text(v),
+        // pgbench sends the text of the value, which the server reads as a boolean.
+        Kind::Bool => Param::Bool(match v {
+            Value::Bool(b) => b,
+            Value::Int(i) => i != 0,
+            _ => return Err(format!("{v} is not a boolean")),
+        }),
     })
 }
 
@@ -106,10 +125,12 @@ impl ToSql for Param {
             Param::F64(x) => out.put_f64(x),
             Param::Oid(x) => out.put_u32(x),
             // Binary format of text types is the bare UTF-8 bytes.
+            Param::Bool(b) => out.put_u8(b as u8),
             Param::Text(Value::Int(i)) => write!(out, "{i}")?,
             Param::Text(Value::Float(f)) => write!(out, "{f}")?,
+            Param::Text(v @ Value::Bool(_)) => write!(out, "{v}")?,
             Param::Numeric(v) => encode_numeric(v, out),
-            Param::Text(Value::Unset) => return Ok(IsNull::Yes),
+            Param::Text(Value::Unset | Value::Null) | Param::Null => return Ok(IsNull::Yes),
         }
         Ok(IsNull::No)
     }
@@ -155,7 +176,10 @@ pub(super) fn encode_numeric(v: Value, out: &mut BytesMut) {
                 )
             }
             Value::Float(f) => std::io::Write::write_fmt(&mut cur, format_args!("{f}")),
-            Value::Unset => return header(out, 0, 0, NUMERIC_NAN, 0),
+            // `convert` lets only numbers through to NUMERIC.
+            Value::Bool(_) | Value::Null | Value::Unset => {
+                return header(out, 0, 0, NUMERIC_NAN, 0)
+            }
         };
         debug_assert!(r.is_ok());
         cur.position() as usize
@@ -225,4 +249,110 @@ pub(super) fn encode_numeric(v: Value, out: &mut BytesMut) {
     for d in &digits[first..nd] {
         out.put_i16(*d);
     }
+}
+
+/// A result column read into a script value (`\\gset`, `\\aset`): integers,
+/// floats, NUMERIC, booleans, and text that reads as one of them; NULL is NULL.
+pub(super) struct Num(pub(super) Value);
+
+type BoxError = Box<dyn StdError + Sync + Send>;
+
+impl<'a> FromSql<'a> for Num {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Num, BoxError> {
+        Ok(Num(match *ty {
+            Type::INT2 => Value::Int(i16::from_sql(ty, raw)?.into()),
+            Type::INT4 => Value::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::OID => Value::Int(u32::from_sql(ty, raw)?.into()),
+            Type::FLOAT4 => Value::Float(f32::from_sql(ty, raw)?.into()),
+            Type::FLOAT8 => Value::Float(f64::from_sql(ty, raw)?),
+            Type::BOOL => Value::Bool(bool::from_sql(ty, raw)?),
+            Type::NUMERIC => decode_numeric(raw)?,
+            _ => {
+                let text = <&str as FromSql>::from_sql(ty, raw)?;
+                crate::backend::value_from_text(Some(text)).map_err(|e| e.message)?
+            }
+        }))
+    }
+
+    fn from_sql_null(_ty: &Type) -> Result<Num, BoxError> {
+        Ok(Num(Value::Null))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(
+            *ty,
+            Type::INT2
+                | Type::INT4
+                | Type::INT8
+                | Type::OID
+                | Type::FLOAT4
+                | Type::FLOAT8
+                | Type::BOOL
+                | Type::NUMERIC
+                | Type::TEXT
+                | Type::VARCHAR
+                | Type::BPCHAR
+                | Type::NAME
+        )
+    }
+}
+
+/// NUMERIC's binary form: an integer when it has no fractional digits and
+/// fits, else the nearest double (through its decimal text, for exactness).
+pub(super) fn decode_numeric(raw: &[u8]) -> Result<Value, BoxError> {
+    let word = |i: usize| -> Result<u16, BoxError> {
+        raw.get(2 * i..2 * i + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or_else(|| "truncated numeric".into())
+    };
+    let nd = word(0)? as usize;
+    let weight = word(1)? as i16 as i32;
+    let sign = word(2)?;
+    let dscale = word(3)?;
+    match sign {
+        NUMERIC_NAN => return Ok(Value::Float(f64::NAN)),
+        NUMERIC_PINF => return Ok(Value::Float(f64::INFINITY)),
+        NUMERIC_NINF => return Ok(Value::Float(f64::NEG_INFINITY)),
+        _ => {}
+    }
+    let mut text = String::with_capacity(8 + 4 * nd.max(1));
+    if sign == NUMERIC_NEG {
+        text.push('-');
+    }
+    let mut digits = Vec::with_capacity(nd);
+    for i in 0..nd {
+        digits.push(word(4 + i)?);
+    }
+    // Digit i is worth digits[i] * 10000^(weight - i); missing ones are zero.
+    let at = |i: i32| {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| digits.get(i))
+            .copied()
+            .unwrap_or(0)
+    };
+    if weight < 0 {
+        text.push('0');
+    }
+    for k in (0..=weight).rev() {
+        if k == weight {
+            write!(text, "{}", at(weight - k))?;
+        } else {
+            write!(text, "{:04}", at(weight - k))?;
+        }
+    }
+    let frac_groups = nd as i32 - 1 - weight;
+    for j in 1..=frac_groups {
+        if j == 1 {
+            text.push('.');
+        }
+        write!(text, "{:04}", at(weight + j))?;
+    }
+    if dscale == 0 && frac_groups <= 0 {
+        if let Ok(i) = text.parse::<i64>() {
+            return Ok(Value::Int(i));
+        }
+    }
+    Ok(Value::Float(text.parse::<f64>()?))
 }

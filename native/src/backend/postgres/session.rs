@@ -8,21 +8,30 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use futures_util::TryStreamExt;
 use tokio_postgres::config::SslMode;
 use tokio_postgres::error::Severity;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Config, Row, SimpleQueryMessage, Statement};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, Config, Row, RowStream, SimpleQueryMessage, Statement};
 
 use super::driver::{run, run_until, Driver, PgConnection};
 use super::io::{open_socket, CancelInfo, Connector, Peer};
-use super::params::{convert, Kind, Param};
+use super::params::{convert, Kind, Num, Param};
 use crate::backend::tls::{Mode as TlsMode, Tls};
-use crate::backend::{DbError, DbResult, Session, Status};
+use crate::backend::{value_from_text, DbError, DbResult, Protocol, Session, Status, Store};
 use crate::script::Value;
 
 struct Prepared {
-    stmt: Statement,
+    /// None unless the protocol is `Prepared`: pgbench's other modes keep no
+    /// named statement on the server, and neither do we once the prepare has
+    /// checked the statement and told us its types.
+    stmt: Option<Statement>,
+    types: Vec<Type>,
     kinds: Vec<Kind>,
+    /// The statement's text (the extended protocol parses it every time) and
+    /// the text around its parameters (the simple protocol inlines values).
+    text: String,
+    parts: Vec<String>,
 }
 
 pub struct PgSession {
@@ -31,8 +40,11 @@ pub struct PgSession {
     pub(super) conn: PgConnection,
     pub(super) driver: Driver,
     stmts: Vec<Prepared>,
+    protocol: Protocol,
     /// Reused across executions: no allocation per statement on our side.
     pub(super) params: Vec<Param>,
+    /// Reused for simple-protocol statement text.
+    inline: String,
     pub(super) peer: Peer,
     pub(super) tls: Tls,
     pub(super) host: Option<String>,
@@ -88,7 +100,9 @@ impl PgSession {
             conn,
             driver,
             stmts: Vec::new(),
+            protocol: Protocol::Prepared,
             params: Vec::new(),
+            inline: String::new(),
             peer,
             tls: tls.clone(),
             host,
@@ -199,7 +213,11 @@ impl Session for PgSession {
         run(&self.driver, &mut self.conn, client.batch_execute(sql)).map_err(|e| self.classify(e))
     }
 
-    fn prepare(&mut self, sql: &str, n_params: usize) -> DbResult<()> {
+    fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
+    }
+
+    fn prepare(&mut self, sql: &str, n_params: usize, parts: &[String]) -> DbResult<Vec<String>> {
         let client = self.client.as_ref().expect("open");
         let stmt =
             run(&self.driver, &mut self.conn, client.prepare(sql)).map_err(|e| self.classify(e))?;
@@ -234,12 +252,31 @@ impl Session for PgSession {
             }
         }
         self.params.reserve(kinds.len());
-        self.stmts.push(Prepared { stmt, kinds });
-        Ok(())
+        let columns = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
+        let types = stmt.params().to_vec();
+        // Dropping a Statement has tokio-postgres close it with the next request.
+        let stmt = (self.protocol == Protocol::Prepared).then_some(stmt);
+        self.stmts.push(Prepared {
+            stmt,
+            types,
+            kinds,
+            text: sql.to_owned(),
+            parts: parts.to_vec(),
+        });
+        Ok(columns)
     }
 
-    fn execute(&mut self, stmt: usize, values: &[Value]) -> DbResult<()> {
-        let Prepared { stmt, kinds } = &self.stmts[stmt];
+    fn execute(&mut self, stmt: usize, values: &[Value], into: Option<Store<'_>>) -> DbResult<u64> {
+        if self.protocol == Protocol::Simple {
+            return self.execute_simple(stmt, values, into);
+        }
+        let Prepared {
+            stmt,
+            types,
+            kinds,
+            text,
+            ..
+        } = &self.stmts[stmt];
         let client = self.client.as_ref().expect("open");
         self.params.clear();
         for (i, (k, v)) in kinds.iter().zip(values).enumerate() {
@@ -248,6 +285,32 @@ impl Session for PgSession {
             })?);
         }
         let n = self.params.len();
+        if self.protocol == Protocol::Extended {
+            // An unnamed statement parsed, planned and run in one round trip, as
+            // libpq's PQexecParams (pgbench -M extended); the types are the ones
+            // the server inferred at prepare time.
+            let typed = self
+                .params
+                .iter()
+                .zip(types)
+                .map(|(p, t)| (p as &(dyn ToSql + Sync), t.clone()));
+            let q = client.query_typed_raw(text, typed);
+            return run(&self.driver, &mut self.conn, async move {
+                drain(q.await?, into).await
+            })
+            .map_err(|e| self.classify(e));
+        }
+        let stmt = stmt
+            .as_ref()
+            .expect("prepared protocol keeps its statements");
+        if let Some(into) = into {
+            let refs = self.params.iter().map(|p| p as &(dyn ToSql + Sync));
+            let q = client.query_raw(stmt, refs);
+            return run(&self.driver, &mut self.conn, async move {
+                drain(q.await?, Some(into)).await
+            })
+            .map_err(|e| self.classify(e));
+        }
         // `execute` (not `query`) reads and counts rows without materializing them.
         let r = if n <= INLINE_PARAMS {
             let mut refs: [&(dyn ToSql + Sync); INLINE_PARAMS] = [&Param::I16(0); INLINE_PARAMS];
@@ -267,7 +330,7 @@ impl Session for PgSession {
                 .collect();
             run(&self.driver, &mut self.conn, client.execute(stmt, &refs))
         };
-        r.map(|_| ()).map_err(|e| self.classify(e))
+        r.map(|_| 0).map_err(|e| self.classify(e))
     }
 
     fn rollback_if_needed(&mut self) -> DbResult<()> {
@@ -303,6 +366,73 @@ impl Session for PgSession {
             .map_err(|e| self.classify(e))?;
         Ok(text_rows(msgs))
     }
+}
+
+impl PgSession {
+    /// pgbench -M simple: the values written into the statement's text, sent
+    /// as one Query message, parsed and planned by the server every time.
+    fn execute_simple(
+        &mut self,
+        stmt: usize,
+        values: &[Value],
+        into: Option<Store<'_>>,
+    ) -> DbResult<u64> {
+        use std::fmt::Write as _;
+        let parts = &self.stmts[stmt].parts;
+        self.inline.clear();
+        self.inline.push_str(&parts[0]);
+        for (v, part) in values.iter().zip(&parts[1..]) {
+            let _ = write!(self.inline, "{v}");
+            self.inline.push_str(part);
+        }
+        let client = self.client.as_ref().expect("open");
+        let Some(into) = into else {
+            return run(
+                &self.driver,
+                &mut self.conn,
+                client.batch_execute(&self.inline),
+            )
+            .map(|_| 0)
+            .map_err(|e| self.classify(e));
+        };
+        let msgs = run(
+            &self.driver,
+            &mut self.conn,
+            client.simple_query(&self.inline),
+        )
+        .map_err(|e| self.classify(e))?;
+        let mut n = 0;
+        for m in msgs {
+            if let SimpleQueryMessage::Row(row) = m {
+                n += 1;
+                for &(col, slot) in into.map {
+                    into.slots[slot] = value_from_text(row.get(col))?;
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Reads every row of a result; with `into`, stores the mapped columns of each.
+async fn drain(rows: RowStream, into: Option<Store<'_>>) -> Result<u64, tokio_postgres::Error> {
+    let mut rows = std::pin::pin!(rows);
+    let mut n = 0;
+    let mut into = into;
+    while let Some(row) = rows.try_next().await? {
+        n += 1;
+        if let Some(into) = into.as_mut() {
+            store(&row, into)?;
+        }
+    }
+    Ok(n)
+}
+
+fn store(row: &Row, into: &mut Store<'_>) -> Result<(), tokio_postgres::Error> {
+    for &(col, slot) in into.map {
+        into.slots[slot] = row.try_get::<_, Num>(col)?.0;
+    }
+    Ok(())
 }
 
 fn text_rows(msgs: Vec<SimpleQueryMessage>) -> Vec<Vec<Option<String>>> {
