@@ -7,7 +7,9 @@
 pub mod backend;
 mod decode;
 mod errors;
+mod held;
 pub mod histogram;
+pub mod pgfuncs;
 mod poller;
 pub mod runner;
 pub mod script;

@@ -34,6 +34,8 @@ def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
                 transactions=next(
                     (c.transactions for c in chosen if c.transactions is not None), None
                 ),
+                protocol=next((c.protocol for c in chosen if c.protocol is not None), None),
+                held=tuple(h for c in chosen for h in c.held),
             )
         )
     return tuple(out)

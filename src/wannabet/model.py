@@ -209,6 +209,20 @@ class Workload:
     rate: float | None = None
     on_error: OnError = "continue"
     max_tries: int = 1
+    protocol: QueryProtocol = "prepared"
+
+
+HeldEnd = Literal["rollback", "commit"]
+
+
+@dataclass(frozen=True, slots=True)
+class HeldSession:
+    """SQL run on a connection of its own that stays open while the run is in the condition
+    (typically ``BEGIN; UPDATE ...``: a transaction left open, its locks and row versions held),
+    ended with ROLLBACK or COMMIT when the run leaves the condition."""
+
+    sql: str
+    end: HeldEnd = "rollback"
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +239,10 @@ class LevelSettings:
     rate: float | None = None
     #: the transactions of this level's samples, replacing the workload's (None: the workload's)
     transactions: tuple[Transaction, ...] | None = None
+    #: how this level's statements are sent (None: the workload's)
+    protocol: QueryProtocol | None = None
+    #: connections held open while the run is in this level's conditions
+    held: tuple[HeldSession, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +266,8 @@ class Factor:
             sessions=own.sessions,
             rate=own.rate,
             transactions=own.transactions,
+            protocol=own.protocol,
+            held=own.held,
         )
 
 
@@ -262,6 +282,8 @@ class Condition:
     sessions: int | None = None
     rate: float | None = None
     transactions: tuple[Transaction, ...] | None = None
+    protocol: QueryProtocol | None = None
+    held: tuple[HeldSession, ...] = ()
 
     @property
     def label(self) -> str:

@@ -488,6 +488,8 @@ class _SampleLoop:
         self.run_id = run_id
         self.collector: Collector | None = None
         self.interrupt: _Interrupt | None = None  # set while the samples run
+        #: the current condition's held sessions, open while the run is in it
+        self.held: list[HeldConnection] = []
         self.done = 0
         self.succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
         # condition index -> its first error, while none succeeded
@@ -510,22 +512,54 @@ class _SampleLoop:
 
         self.interrupt = interrupt
         self.hooks("before-run")
-        for scheduled in plan:
-            interrupt.check()
-            condition = self.plan.conditions[scheduled.condition_index]
-            if scheduled.condition_index != previous:
-                if previous is not None:
-                    self.hooks("after-condition", self.plan.conditions[previous])
-                for sql in condition.system_sql:
-                    _execute_all(self.engine, self.target, sql, f"system_sql of {condition.label}")
-                self.hooks("before-condition", condition)
-                previous = scheduled.condition_index
-            self.run_one(scheduled, condition, interrupt, progress)
-            if sampling.cooldown_s and scheduled is not plan[-1]:
-                interrupt.sleep(sampling.cooldown_s)
-        if previous is not None:
-            self.hooks("after-condition", self.plan.conditions[previous])
+        try:
+            for scheduled in plan:
+                interrupt.check()
+                condition = self.plan.conditions[scheduled.condition_index]
+                if scheduled.condition_index != previous:
+                    if previous is not None:
+                        self.hooks("after-condition", self.plan.conditions[previous])
+                        self._end_held(self.plan.conditions[previous])
+                    for sql in condition.system_sql:
+                        where = f"system_sql of {condition.label}"
+                        _execute_all(self.engine, self.target, sql, where)
+                    self._open_held(condition)
+                    self.hooks("before-condition", condition)
+                    previous = scheduled.condition_index
+                self.run_one(scheduled, condition, interrupt, progress)
+                if sampling.cooldown_s and scheduled is not plan[-1]:
+                    interrupt.sleep(sampling.cooldown_s)
+            if previous is not None:
+                self.hooks("after-condition", self.plan.conditions[previous])
+                self._end_held(self.plan.conditions[previous])
+        finally:
+            # A failure or Ctrl-C: close what is still held; the server rolls it back.
+            for held in self.held:
+                held.close()
+            self.held = []
         self.hooks("after-run")
+
+    def _open_held(self, condition: Condition) -> None:
+        """The condition's held sessions: each on its own connection, left open."""
+        for number, spec in enumerate(condition.held, start=1):
+            where = f"held session {number} of {condition.label}"
+            held = self.engine.hold(self.target)
+            self.held.append(held)
+            try:
+                held.execute(spec.sql)
+            except QueryError as exc:
+                raise QueryError(f"{where} failed: {exc}", code=exc.code) from None
+
+    def _end_held(self, condition: Condition) -> None:
+        """End the condition's held sessions as asked: ROLLBACK or COMMIT, then close."""
+        for number, (spec, held) in enumerate(zip(condition.held, self.held, strict=True), 1):
+            try:
+                held.execute("COMMIT" if spec.end == "commit" else "ROLLBACK")
+            except QueryError as exc:
+                where = f"held session {number} of {condition.label}"
+                raise QueryError(f"{where}: {spec.end} failed: {exc}", code=exc.code) from None
+            held.close()
+        self.held = []
 
     def _check_interrupt(self) -> None:
         if self.interrupt is not None:
@@ -655,6 +689,10 @@ class _SampleLoop:
         if prepared:
             # What the before-sample hooks did (time, output) is kept with the sample.
             stats = {**(stats or {}), "hooks": prepared}
+        if condition.held:
+            # The sample ran while these were held open on connections of their own.
+            held = [{"sql": h.sql, "end": h.end} for h in condition.held]
+            stats = {**(stats or {}), "held": held}
         row = SampleRow(
             sample_id=scheduled.position,
             condition_id=scheduled.condition_index,

@@ -22,12 +22,15 @@ from wannabet.model import (
     AUTO_MAX_ROWS,
     HOOK_POINTS,
     PREDEFINED_VARIABLES,
+    QUERY_PROTOCOLS,
     WAIT_INTERVAL_RANGE_S,
     WAIT_INTERVAL_S,
     Experiment,
     Factor,
+    HeldSession,
     Hook,
     LevelSettings,
+    QueryProtocol,
     SamplingPlan,
     Setup,
     StatisticsPlan,
@@ -62,10 +65,20 @@ _WORKLOAD_KEYS = (
     "rate",
     "on_error",
     "max_tries",
+    "protocol",
 )
 _TRANSACTION_KEYS = ("name", "weight", "script")
-_FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql", "sessions", "rate")
-_LEVEL_KEYS = ("session_sql", "system_sql", "sessions", "rate", "transactions")
+_FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql", "sessions", "rate", "protocol")
+_LEVEL_KEYS = (
+    "session_sql",
+    "system_sql",
+    "sessions",
+    "rate",
+    "transactions",
+    "protocol",
+    "held",
+)
+_HELD_KEYS = ("sql", "end")
 _STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
 _SAMPLING_KEYS = (
     "samples",
@@ -585,10 +598,43 @@ class _Reader:
             sessions=sessions,
             rate=rate,
             transactions=transactions,
+            protocol=self.protocol(table, f"{key}.protocol"),
+            held=self.held(table.get("held"), f"{key}.held"),
         )
 
-    def level_number(self, label: str, what: str, key: str) -> int | float:
-        """A level that is itself a number of sessions or a rate."""
+    def held(self, raw: Any, key: str) -> tuple[HeldSession, ...]:
+        """``held``: one connection per entry, a SQL string or ``{ sql, end }``."""
+        if raw is None:
+            return ()
+        if isinstance(raw, str | dict):
+            raw = [raw]
+        if not isinstance(raw, list) or not raw:
+            raise self.fail(key, "must be a list of SQL strings or of { sql, end } tables")
+        out = []
+        for i, entry in enumerate(raw):
+            where = f"{key}[{i}]"
+            if isinstance(entry, str):
+                entry = {"sql": entry}
+            if not isinstance(entry, dict):
+                raise self.fail(where, "must be a SQL string or a { sql, end } table")
+            self.check_keys(entry, _HELD_KEYS, where)
+            sql = self.string(entry, "sql", f"{where}.sql", required=True)
+            if not sql.strip():
+                raise self.fail(f"{where}.sql", "is empty; give the SQL the held session runs")
+            end = entry.get("end", "rollback")
+            if end not in ("rollback", "commit"):
+                raise self.fail(f"{where}.end", f'must be "rollback" or "commit", got {end!r}')
+            out.append(HeldSession(sql=sql, end=end))
+        return tuple(out)
+
+    def level_number(self, label: str, what: str, key: str) -> int | float | str:
+        """A level that is itself a number of sessions, a rate or a protocol."""
+        if what == "protocol":
+            if label not in QUERY_PROTOCOLS:
+                raise self.fail(
+                    key, f"level {label!r} is not a protocol ({', '.join(QUERY_PROTOCOLS)})"
+                )
+            return label
         try:
             value = int(label) if what == "sessions" else float(label)
         except ValueError:

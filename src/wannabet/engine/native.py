@@ -37,6 +37,21 @@ def _check_built() -> None:
         ) from _MISSING
 
 
+class _Held:
+    """A held connection whose errors come out as this package's, passwords removed."""
+
+    def __init__(self, session: _engine.HeldSession, target: Target) -> None:
+        self._session = session
+        self._target = target
+
+    def execute(self, sql: str) -> None:
+        with translated(self._target):
+            self._session.execute(sql)
+
+    def close(self) -> None:
+        self._session.close()
+
+
 @dataclass(frozen=True, slots=True)
 class _NativeRequest:
     """The attributes ``_engine.run_sample`` reads (``_engine.SampleCall``)."""
