@@ -125,6 +125,131 @@ impl WithSession for Many {
     }
 }
 
+/// What the dry run of `check --target` found for one statement.
+enum Checked {
+    Ok(Vec<String>),
+    Failed(DbError),
+}
+
+/// `wannabet check --target`: inside one transaction that is rolled back at
+/// the end, run the set-up, then per condition (each in a savepoint) its SQL
+/// and a prepare of every statement. Every statement is tried, so every
+/// refusal is reported, not just the first.
+/// Per condition: SQL to run first, then (text, parameter count) to prepare.
+type DryCondition = (Vec<String>, Vec<(String, usize)>);
+
+struct DryRun {
+    setup: Vec<String>,
+    conditions: Vec<DryCondition>,
+}
+
+impl DryRun {
+    /// Runs `sql` in a savepoint; on failure rolls back to it and returns the error.
+    fn attempt<S: Session>(s: &mut S, f: impl FnOnce(&mut S) -> DbResult<Vec<String>>) -> Checked {
+        if let Err(e) = s.batch_execute("SAVEPOINT wannabet_check") {
+            return Checked::Failed(e);
+        }
+        match f(s) {
+            Ok(columns) => {
+                let _ = s.batch_execute("RELEASE SAVEPOINT wannabet_check");
+                Checked::Ok(columns)
+            }
+            Err(e) => {
+                let _ = s.batch_execute("ROLLBACK TO SAVEPOINT wannabet_check");
+                Checked::Failed(e)
+            }
+        }
+    }
+}
+
+type DryRunOutput = (Vec<Checked>, Vec<(Vec<Checked>, Vec<Checked>)>);
+
+impl WithSession for DryRun {
+    type Output = DbResult<DryRunOutput>;
+    fn run<S: Session>(self, s: &mut S) -> Self::Output {
+        s.batch_execute("BEGIN")?;
+        let setup = self
+            .setup
+            .iter()
+            .map(|sql| DryRun::attempt(s, |s| s.batch_execute(sql).map(|()| Vec::new())))
+            .collect();
+        let mut conditions = Vec::with_capacity(self.conditions.len());
+        for (before, statements) in &self.conditions {
+            s.batch_execute("SAVEPOINT wannabet_condition")?;
+            let ran = before
+                .iter()
+                .map(|sql| DryRun::attempt(s, |s| s.batch_execute(sql).map(|()| Vec::new())))
+                .collect();
+            let prepared = statements
+                .iter()
+                .map(|(sql, n)| {
+                    let parts = vec![String::new(); n + 1];
+                    DryRun::attempt(s, |s| s.prepare(sql, *n, &parts))
+                })
+                .collect();
+            s.batch_execute("ROLLBACK TO SAVEPOINT wannabet_condition")?;
+            conditions.push((ran, prepared));
+        }
+        s.batch_execute("ROLLBACK")?;
+        Ok((setup, conditions))
+    }
+}
+
+fn checked_tuple<'py>(py: Python<'py>, c: Checked) -> PyResult<Bound<'py, PyTuple>> {
+    match c {
+        Checked::Ok(columns) => PyTuple::new(
+            py,
+            [py.None(), columns.into_pyobject(py)?.into_any().unbind()],
+        ),
+        Checked::Failed(e) => PyTuple::new(
+            py,
+            [
+                e.message.into_pyobject(py)?.into_any().unbind(),
+                e.code.into_pyobject(py)?.into_any().unbind(),
+            ],
+        ),
+    }
+}
+
+/// The dry run of `check --target`; per item (error message or None, columns
+/// or the error's code). Nothing it does is committed.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn dry_run<'py>(
+    py: Python<'py>,
+    target: &str,
+    setup: Vec<String>,
+    conditions: Vec<DryCondition>,
+) -> PyResult<(
+    Vec<Bound<'py, PyTuple>>,
+    Vec<(Vec<Bound<'py, PyTuple>>, Vec<Bound<'py, PyTuple>>)>,
+)> {
+    let t = parse_target(py, target)?;
+    let (setup, conditions) = match run_interruptible(py, t, DryRun { setup, conditions })? {
+        Err(e) => return Err(connect_err(py, e)),
+        Ok(r) => r.map_err(|e| query_err(py, e))?,
+    };
+    let setup = setup
+        .into_iter()
+        .map(|c| checked_tuple(py, c))
+        .collect::<PyResult<_>>()?;
+    let conditions = conditions
+        .into_iter()
+        .map(|(ran, prepared)| {
+            Ok((
+                ran.into_iter()
+                    .map(|c| checked_tuple(py, c))
+                    .collect::<PyResult<_>>()?,
+                prepared
+                    .into_iter()
+                    .map(|c| checked_tuple(py, c))
+                    .collect::<PyResult<_>>()?,
+            ))
+        })
+        .collect::<PyResult<_>>()?;
+    Ok((setup, conditions))
+}
+
 /// Runs `;`-separated statements on one autocommit connection.
 #[pyfunction]
 fn execute(py: Python<'_>, target: &str, sql: &str) -> PyResult<()> {
@@ -296,9 +421,11 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(execute, m)?)?;
     m.add_function(wrap_pyfunction!(execute_many, m)?)?;
     m.add_function(wrap_pyfunction!(query, m)?)?;
+    m.add_function(wrap_pyfunction!(dry_run, m)?)?;
     m.add_function(wrap_pyfunction!(run_sample, m)?)?;
     m.add_function(wrap_pyfunction!(histogram::histogram_of, m)?)?;
     m.add_class::<poller::WaitPoller>()?;
+    m.add_class::<held::HeldSession>()?;
     m.add("STATUS_NAMES", PyTuple::new(py, STATUS_NAMES)?)?;
     let functions = PyDict::new(py);
     for f in Func::ALL {

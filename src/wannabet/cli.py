@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 
 from wannabet.durations import duration_option
-from wannabet.errors import SpecError, WannabetError
+from wannabet.errors import QueryError, SpecError, WannabetError
 from wannabet.render.format import markup
 from wannabet.store import DEFAULT_RESULTS, Store
 
@@ -237,9 +237,22 @@ def run(
 @handled
 def check(
     file: Annotated[Path, typer.Argument(help="The experiment file.", show_default=False)],
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            "-t",
+            help="Also connect here and prepare every statement of every condition, after the"
+            " set-up and the condition's SQL, in a transaction that is rolled back (a dry run:"
+            " no workload runs, nothing is kept).",
+        ),
+    ] = None,
 ) -> None:
     """Validate an experiment file and report every error in it, not just the first."""
     from wannabet import design
+    from wannabet.backends import parse_target
+    from wannabet.engine import NativeEngine
+    from wannabet.runner import dry_run_experiment
     from wannabet.spec import check_file, load_experiment
 
     errors = check_file(file)
@@ -250,10 +263,33 @@ def check(
         raise typer.Exit(SpecError.exit_code)
     experiment = load_experiment(file)
     conditions = design.conditions(experiment.factors)
+    checked = ""
+    if target is not None:
+        findings = dry_run_experiment(
+            experiment,
+            parse_target(target, key="--target", file="command line"),
+            NativeEngine(),
+        )
+        for finding in findings:
+            label = "[red]error:[/red]" if finding.error else "[yellow]note:[/yellow]"
+            err_console.print(f"{label} {markup(finding.message)}", highlight=False, soft_wrap=True)
+        refused = [f for f in findings if f.error]
+        if refused:
+            err_console.print(
+                f"{_count(len(refused), 'error')} against the target in {markup(str(file))}",
+                highlight=False,
+            )
+            raise typer.Exit(QueryError.exit_code)
+        statements = sum(
+            len(t.script.statements)
+            for c in conditions
+            for t in c.transactions or experiment.workload.transactions
+        )
+        checked = f"; the target prepared all {_count(statements, 'statement')}"
     console.print(
         f"ok: {markup(str(file))}: {_count(len(conditions), 'condition')},"
         f" {_count(experiment.sampling.samples, 'sample')} each,"
-        f" {_count(len(experiment.workload.transactions), 'transaction type')}",
+        f" {_count(len(experiment.workload.transactions), 'transaction type')}{checked}",
         highlight=False,
     )
 

@@ -31,7 +31,14 @@ import numpy as np
 from wannabet import design
 from wannabet.backends import collector_for, parse_target
 from wannabet.durations import duration_option
-from wannabet.engine.base import Engine, Progress, SampleRequest, SampleResult
+from wannabet.engine.base import (
+    DryCondition,
+    Engine,
+    HeldConnection,
+    Progress,
+    SampleRequest,
+    SampleResult,
+)
 from wannabet.engine.program import Program, compile_program
 from wannabet.environment import client_environment, server_environment
 from wannabet.errors import (
@@ -796,6 +803,98 @@ def _finish(run: _SampleLoop) -> RunOutcome:
     return RunOutcome(
         run_id=run.run_id, status="complete", samples=run.done, failed_conditions=failed
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What ``check --target`` found: an error, or a note (something it could not check)."""
+
+    error: bool
+    message: str
+
+
+def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -> list[Finding]:
+    """``check --target``: every statement of every condition prepared against the target,
+    after the set-up and the condition's SQL, in one transaction that is rolled back; nothing
+    of the workload runs and nothing is kept. Every refusal is reported with its file line."""
+    plan = _plan(experiment, target)
+    where = experiment.source_path or "<experiment>"
+    setup = split_sql(experiment.setup.sql) if experiment.setup and experiment.setup.sql else []
+    dry: list[DryCondition] = []
+    statements: list[list[tuple[Transaction, SqlCommand]]] = []
+    for condition in plan.conditions:
+        batches = (*condition.system_sql, *experiment.workload.session_sql, *condition.session_sql)
+        ran = condition.transactions or experiment.workload.transactions
+        statements.append([(t, c) for t in ran for c in t.script.statements])
+        dry.append(
+            (
+                [s for batch in batches for s in split_sql(batch)],
+                [(c.render(target.placeholder_style)[0], len(c.params)) for _, c in statements[-1]],
+            )
+        )
+    setup_result, condition_results = engine.dry_run(target, setup, dry)
+
+    findings: list[Finding] = []
+    for k, (message, code) in enumerate(setup_result, start=1):
+        if message is None:
+            continue
+        first = _first_line(setup[k - 1])
+        if _needs_its_own_transaction(message, code):
+            note = f"{where}: [setup] statement {k} ({first!r}) cannot run inside the dry run's"
+            findings.append(Finding(False, note + " transaction; not checked"))
+        else:
+            findings.append(
+                Finding(True, f"{where}: [setup] statement {k} ({first!r}) failed: {message}")
+            )
+    # The same refusal in several conditions is reported once, naming the first of them.
+    refused: dict[tuple[str, str], list[str]] = {}
+    for index, condition in enumerate(plan.conditions):
+        label = condition.label
+        sql, _ = dry[index]
+        ran_results, prepared = condition_results[index]
+        for k, (message, code) in enumerate(ran_results):
+            if message is not None and not _needs_its_own_transaction(message, code):
+                what = f"{where}: SQL of condition {label} ({_first_line(sql[k])!r}) failed"
+                refused.setdefault((what, message), []).append(label)
+        provided: dict[str, set[str]] = {}
+        for (transaction, command), (message, got) in zip(statements[index], prepared, strict=True):
+            if message is not None:
+                k = transaction.script.statements.index(command) + 1
+                line = (
+                    f":{transaction.script_line + command.line - 1}"
+                    if transaction.script_line is not None
+                    else ""
+                )
+                what = f"{where}{line}: the database refused statement {k} of {transaction.name!r}"
+                refused.setdefault((what, message), []).append(label)
+            elif command.capture is not None:
+                prefix = command.capture[1]
+                provided.setdefault(transaction.name, set()).update(prefix + c for c in got)
+        for transaction in condition.transactions or experiment.workload.transactions:
+            names = provided.get(transaction.name)
+            missing = [v for v in transaction.script.captured_variables if v not in (names or ())]
+            if missing and names is not None:
+                what = (
+                    f"{where}: transaction {transaction.name!r}: variable :{missing[0]} is used"
+                    " but no \\gset or \\aset result has a column of that name"
+                )
+                refused.setdefault((what, "columns: " + ", ".join(sorted(names))), []).append(label)
+    for (what, message), labels in refused.items():
+        scope = ""
+        if len(plan.conditions) > 1:
+            more = f" and {len(labels) - 1} more" if len(labels) > 1 else ""
+            scope = f" (in {labels[0]}{more})"
+        findings.append(Finding(True, f"{what}{scope}: {message}"))
+    return findings
+
+
+def _first_line(sql: str) -> str:
+    return sql.strip().split("\n", 1)[0][:60]
+
+
+def _needs_its_own_transaction(message: str, code: object) -> bool:
+    """Statements a transaction block refuses (VACUUM, ALTER SYSTEM, PRAGMA journal_mode)."""
+    return code == "25001" or "within a transaction" in message or "inside a transaction" in message
 
 
 def _located(

@@ -846,7 +846,58 @@ class _KeyLocator:
                                 i += 1
                         break
                 self.entries.append((full, lineno, start))
+                if value.startswith("[") and "{" in "\n".join(lines[i : i + 3]):
+                    # An array of inline tables (a level's transactions): its keys' lines too.
+                    i = self._inline_tables(full, lines, i, lines[i].index(value))
             i += 1
+
+    def _inline_tables(self, full: str, lines: list[str], i: int, col: int) -> int:
+        """Records ``full[n].key`` for the keys of the inline tables of the array that starts
+        at line ``i``, column ``col``; returns the line where the array ends."""
+        depth, table = 0, -1
+        while i < len(lines):
+            line, lineno = lines[i], i + 1
+            j = col
+            col = 0
+            while j < len(line):
+                c = line[j]
+                if c == "#":
+                    break
+                if line.startswith(("'''", '"""'), j):
+                    quote = line[j : j + 3]
+                    close = line.find(quote, j + 3)
+                    if close >= 0:
+                        j = close + 3
+                        continue
+                    i += 1  # a multi-line string: skip to the line that closes it
+                    while i < len(lines) and quote not in lines[i]:
+                        i += 1
+                    if i >= len(lines):
+                        return i
+                    line, j = lines[i], lines[i].index(quote) + 3
+                    continue
+                if c in "'\"":
+                    close = line.find(c, j + 1)
+                    j = len(line) if close < 0 else close + 1
+                    continue
+                if c in "[{":
+                    depth += 1
+                    table += c == "{" and depth == 2
+                elif c in "]}":
+                    depth -= 1
+                    if depth == 0:
+                        return i
+                elif depth == 2:
+                    key = re.match(r"([A-Za-z0-9_\-]+)\s*=\s*", line[j:])
+                    if key:
+                        after = line[j + key.end() :]
+                        start = lineno + 1 if after.strip() in ("'''", '"""') else lineno
+                        self.entries.append((f"{full}[{table}].{key.group(1)}", lineno, start))
+                        j += key.end()
+                        continue
+                j += 1
+            i += 1
+        return i
 
     @staticmethod
     def _resolve(name: str, counts: dict[str, int]) -> str:

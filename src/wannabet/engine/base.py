@@ -92,6 +92,13 @@ class SampleResult:
         return len(self.columns["start_ns"])
 
 
+#: a condition for ``Engine.dry_run``: SQL to run first, then (statement, parameter count)
+DryCondition = tuple[list[str], list[tuple[str, int]]]
+#: what one item of a dry run gave: (None, column names) or (message, code)
+DryItem = tuple[str | None, Any]
+DryRunResult = tuple[list[DryItem], list[tuple[list[DryItem], list[DryItem]]]]
+
+
 class Engine(Protocol):
     """What the runner needs from a load engine."""
 
@@ -112,4 +119,28 @@ class Engine(Protocol):
         self, target: Target, request: SampleRequest, progress: Progress | None = None
     ) -> SampleResult:
         """Run one sample; raise KeyboardInterrupt (data discarded) when the user presses Ctrl-C."""
+        ...
+
+    def hold(self, target: Target) -> HeldConnection:
+        """Open a connection that stays open until closed (held sessions)."""
+        ...
+
+    def dry_run(
+        self, target: Target, setup: list[str], conditions: list[DryCondition]
+    ) -> DryRunResult:
+        """In one transaction rolled back at the end: the set-up statements, then per condition
+        (each in a savepoint) its SQL and a prepare of each statement. Per item: (None, result
+        column names) or (the database's message, its code)."""
+        ...
+
+
+class HeldConnection(Protocol):
+    """A connection kept open across samples (``Engine.hold``)."""
+
+    def execute(self, sql: str) -> None:
+        """Run statements on it in one message; an open transaction stays open."""
+        ...
+
+    def close(self) -> None:
+        """Close it; the server rolls back what is still open."""
         ...

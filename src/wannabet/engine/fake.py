@@ -14,10 +14,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from wannabet.engine.base import Progress, SampleRequest, SampleResult
+from wannabet.engine.base import DryCondition, DryRunResult, Progress, SampleRequest, SampleResult
 from wannabet.errors import ConnectError
 from wannabet.store.summaries import from_columns
 from wannabet.targets import Target
+
+
+@dataclass
+class _FakeHeld:
+    executed: list[str]
+
+    def execute(self, sql: str) -> None:
+        self.executed.append(f"held: {sql}")
+
+    def close(self) -> None:
+        self.executed.append("held: closed")
 
 
 @dataclass
@@ -44,6 +55,21 @@ class FakeEngine:
         if self.unreachable:
             raise ConnectError(f"cannot connect to {target.display}: connection refused")
         return [("fake 1.0",)]
+
+    def dry_run(
+        self, target: Target, setup: list[str], conditions: list[DryCondition]
+    ) -> DryRunResult:
+        """Everything is accepted, with no result columns."""
+        return (
+            [(None, []) for _ in setup],
+            [([(None, []) for _ in sql], [(None, []) for _ in st]) for sql, st in conditions],
+        )
+
+    def hold(self, target: Target) -> _FakeHeld:
+        """A held connection that records its SQL in ``executed``, prefixed with ``held:``."""
+        if self.unreachable:
+            raise ConnectError(f"cannot connect to {target.display}: connection refused")
+        return _FakeHeld(self.executed)
 
     def run_sample(
         self, target: Target, request: SampleRequest, progress: Progress | None = None

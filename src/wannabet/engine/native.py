@@ -17,7 +17,14 @@ from typing import Any, cast
 
 from numpy.typing import NDArray
 
-from wannabet.engine.base import COLUMNS, Progress, SampleRequest, SampleResult
+from wannabet.engine.base import (
+    COLUMNS,
+    DryCondition,
+    DryRunResult,
+    Progress,
+    SampleRequest,
+    SampleResult,
+)
 from wannabet.errors import ConnectError, QueryError, WannabetError
 from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target, redact
@@ -167,6 +174,16 @@ class NativeEngine:
     def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
         with translated(target):
             return [tuple(row) for row in _engine.query(target.url, sql)]
+
+    def dry_run(
+        self, target: Target, setup: list[str], conditions: list[DryCondition]
+    ) -> DryRunResult:
+        with translated(target):
+            return _engine.dry_run(target.url, setup, conditions)
+
+    def hold(self, target: Target) -> _Held:
+        with translated(target):
+            return _Held(_engine.HeldSession(target.url), target)
 
     def run_sample(
         self, target: Target, request: SampleRequest, progress: Progress | None = None
