@@ -124,6 +124,7 @@ struct SqlDedup {
     sqls: Vec<SqlText>,
     index: HashMap<String, usize>,
     captures: Vec<Capture>,
+    copies: Vec<crate::copy::CopySpec>,
 }
 
 fn parse_command(
@@ -195,6 +196,32 @@ fn parse_command(
                 capture,
             }
         }
+        "copy" => {
+            let spec = tuple(&t.get_item(1)?, "copy")?;
+            let columns: Vec<String> = spec.get_item(1)?.extract()?;
+            let path: Option<String> = spec.get_item(2)?.extract()?;
+            let series = t.get_item(2)?;
+            let series = if series.is_none() {
+                None
+            } else {
+                let b = tuple(&series, "series")?;
+                Some((
+                    parse_expr(&b.get_item(0)?, n_slots)?,
+                    parse_expr(&b.get_item(1)?, n_slots)?,
+                ))
+            };
+            if path.is_none() == series.is_none() {
+                return Err(bad("a copy reads a file or a series, one of them"));
+            }
+            dedup.copies.push(crate::copy::CopySpec {
+                table: spec.get_item(0)?.extract()?,
+                columns,
+                path,
+                options: spec.get_item(3)?.extract()?,
+                options_sql: spec.get_item(4)?.extract()?,
+            });
+            Command::Copy(dedup.copies.len() - 1, series)
+        }
         "jump_unless" => Command::JumpUnless(
             parse_expr(&t.get_item(1)?, n_slots)?,
             t.get_item(2)?.extract()?,
@@ -204,13 +231,19 @@ fn parse_command(
     })
 }
 
-type Parsed = (Vec<Transaction>, Vec<SqlText>, Vec<Capture>);
+type Parsed = (
+    Vec<Transaction>,
+    Vec<SqlText>,
+    Vec<Capture>,
+    Vec<crate::copy::CopySpec>,
+);
 
 fn parse_transactions(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<Parsed> {
     let mut dedup = SqlDedup {
         sqls: Vec::new(),
         index: HashMap::new(),
         captures: Vec::new(),
+        copies: Vec::new(),
     };
     let mut txns = Vec::new();
     for (ti, item) in o.try_iter()?.enumerate() {
@@ -253,7 +286,7 @@ fn parse_transactions(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<Parsed> 
     if total.is_none_or(|w| w == 0) {
         return Err(bad("transaction weights must add up to a positive number"));
     }
-    Ok((txns, dedup.sqls, dedup.captures))
+    Ok((txns, dedup.sqls, dedup.captures, dedup.copies))
 }
 
 fn parse_seed(o: &Bound<'_, PyAny>) -> PyResult<u64> {
@@ -320,7 +353,8 @@ impl SampleCall<'_> {
             .try_iter()?
             .map(|v| parse_value(&v?))
             .collect::<PyResult<Vec<_>>>()?;
-        let (transactions, sqls, captures) = parse_transactions(&self.transactions, slots.len())?;
+        let (transactions, sqls, captures, copies) =
+            parse_transactions(&self.transactions, slots.len())?;
         if self.slot_names.len() != slots.len() {
             return Err(bad("one name per slot"));
         }
@@ -363,6 +397,7 @@ impl SampleCall<'_> {
             slot_names: self.slot_names.clone(),
             captured_slots: self.captured_slots.clone(),
             captures,
+            copies,
             protocol,
             client_id_slot,
             default_seed_slot,

@@ -5,6 +5,7 @@
 //! `WaitPoller` class.
 
 pub mod backend;
+pub mod copy;
 mod decode;
 mod errors;
 mod held;

@@ -156,6 +156,23 @@ class SqlCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class CopyCommand:
+    """``\\copy table [(columns)] FROM 'file' [(options)]``: a bulk load, COPY ... FROM STDIN
+    on PostgreSQL; or ``FROM generate_series(a, b)``: rows a..b, each column the row's number."""
+
+    table: str
+    columns: tuple[str, ...]
+    #: the file (absolute once the experiment file is read), or None for a series
+    path: str | None
+    series: tuple[Expr, Expr] | None
+    #: COPY's options, keys in lower case (``format``, ``header``, ``delimiter``, ...)
+    options: tuple[tuple[str, str], ...]
+    #: the options as written, passed to PostgreSQL's COPY unchanged
+    options_sql: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class BranchCommand:
     """``\\if expr``, ``\\elif expr``, ``\\else``, ``\\endif``; the parser checks the nesting."""
 
@@ -164,7 +181,7 @@ class BranchCommand:
     line: int
 
 
-Command = SetCommand | SleepCommand | SqlCommand | BranchCommand
+Command = SetCommand | SleepCommand | SqlCommand | CopyCommand | BranchCommand
 
 
 @dataclass(frozen=True, slots=True)

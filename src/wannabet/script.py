@@ -32,6 +32,7 @@ from wannabet.model import (
     Call,
     Case,
     Command,
+    CopyCommand,
     Expr,
     FloatLit,
     IntLit,
@@ -78,7 +79,7 @@ SEEDED_FUNCTIONS = {"hash": 2, "hash_fnv1a": 2, "hash_murmur2": 2, "permute": 3}
 #: other names of functions, as pgbench has them
 FUNCTION_ALIASES = {"power": "pow"}
 
-META_COMMANDS = ("set", "sleep", "if", "elif", "else", "endif", "gset", "aset")
+META_COMMANDS = ("set", "sleep", "if", "elif", "else", "endif", "gset", "aset", "copy")
 _KEYWORDS = {
     "and", "or", "not", "is", "isnull", "notnull", "null", "true", "false",
     "case", "when", "then", "else", "end",
@@ -170,7 +171,7 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
     if sql_buffer:
         # The last statement may omit its semicolon, as pgbench allows.
         commands.append(_parse_sql("\n".join(sql_buffer).strip(), sql_start, scope))
-    if not any(isinstance(c, SqlCommand) for c in commands):
+    if not any(isinstance(c, SqlCommand | CopyCommand) for c in commands):
         raise ScriptError("the script has no SQL statement; add at least one, ending with ;", 1)
     _check_branches(commands)
     return Script(
@@ -295,6 +296,8 @@ def _parse_meta(line: str, lineno: int, scope: _Scope) -> Command:
         if rest:
             raise ScriptError(f"\\{word} takes nothing after it (got {rest!r})", lineno)
         return BranchCommand(kind=word, expr=None, line=lineno)  # type: ignore[arg-type]
+    if word == "copy":
+        return _parse_copy(rest, lineno, scope)
     if word == "set":
         name, _, expr_text = rest.partition(" ")
         if not _NAME.fullmatch(name):
@@ -329,6 +332,79 @@ def _parse_meta(line: str, lineno: int, scope: _Scope) -> Command:
     suggestion = f"; did you mean \\{hint[0]}?" if hint else ""
     supported = ", ".join(f"\\{m}" for m in META_COMMANDS)
     raise ScriptError(f"unknown meta-command \\{word} (supported: {supported}){suggestion}", lineno)
+
+
+_COPY = re.compile(
+    r"(?P<table>[A-Za-z_][\w.$]*|\"[^\"]+\")\s*(?:\((?P<columns>[^)]*)\))?\s+from\s+(?P<source>.+)",
+    re.I | re.S,
+)
+_COPY_USAGE = (
+    "\\copy needs: \\copy table [(columns)] FROM 'file' [(options)]"
+    " or \\copy table [(columns)] FROM generate_series(first, last)"
+)
+
+
+def _parse_copy(rest: str, lineno: int, scope: _Scope) -> CopyCommand:
+    m = _COPY.fullmatch(rest.strip())
+    if not m:
+        raise ScriptError(_COPY_USAGE, lineno)
+    columns = tuple(c.strip() for c in (m["columns"] or "").split(",") if c.strip())
+    source = m["source"].strip()
+    series = re.fullmatch(r"generate_series\s*\((?P<args>.*)\)", source, re.I | re.S)
+    if series:
+        args = _split_top_level(series["args"])
+        if len(args) != 2:
+            raise ScriptError("generate_series() in \\copy takes two bounds: (first, last)", lineno)
+        first, last = (_ExprParser(a, lineno, scope).parse() for a in args)
+        return CopyCommand(m["table"], columns, None, (first, last), (), "", lineno)
+    quoted = re.match(r"'((?:[^']|'')*)'", source)
+    if not quoted:
+        raise ScriptError(_COPY_USAGE + f" (got FROM {source[:40]!r})", lineno)
+    path = quoted[1].replace("''", "'")
+    tail = source[quoted.end() :].strip()
+    tail = re.sub(r"^with\b", "", tail, flags=re.I).strip()
+    options_sql = ""
+    if tail:
+        group = re.fullmatch(r"\((.*)\)", tail, re.S)
+        if not group:
+            raise ScriptError(
+                f"\\copy options go in parentheses, e.g. (FORMAT csv, HEADER); got {tail!r}",
+                lineno,
+            )
+        options_sql = group[1].strip()
+    options = tuple(_copy_option(o, lineno) for o in _split_top_level(options_sql) if o.strip())
+    return CopyCommand(m["table"], columns, path, None, options, options_sql, lineno)
+
+
+def _copy_option(text: str, lineno: int) -> tuple[str, str]:
+    key, _, value = text.strip().partition(" ")
+    value = value.strip()
+    if value.startswith("'") and value.endswith("'") and len(value) >= 2:
+        value = value[1:-1].replace("''", "'")
+    else:
+        value = value.lower()
+    if not re.fullmatch(r"[A-Za-z_]+", key):
+        raise ScriptError(f"cannot read the \\copy option {text.strip()!r}", lineno)
+    return key.lower(), value
+
+
+def _split_top_level(text: str) -> list[str]:
+    """``text`` split at commas outside parentheses and quotes."""
+    parts, depth, start, quote = [], 0, 0, ""
+    for i, c in enumerate(text):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()] if text.strip() else []
 
 
 def _known(name: str, lineno: int, scope: _Scope) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import os
 import re
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
@@ -25,6 +26,7 @@ from wannabet.model import (
     QUERY_PROTOCOLS,
     WAIT_INTERVAL_RANGE_S,
     WAIT_INTERVAL_S,
+    CopyCommand,
     Experiment,
     Factor,
     HeldSession,
@@ -32,6 +34,7 @@ from wannabet.model import (
     LevelSettings,
     QueryProtocol,
     SamplingPlan,
+    Script,
     Setup,
     StatisticsPlan,
     Transaction,
@@ -394,11 +397,30 @@ class _Reader:
                 except ScriptError as exc:
                     line = self.locator.value_line(f"{key}.script", exc.line)
                     raise self.fail(f"{key}.script", str(exc), line=line) from None
+                script = self.copy_files(script, f"{key}.script")
                 start = self.locator.value_line(f"{key}.script", 1)
                 transactions.append(
                     Transaction(name=tname, weight=weight, script=script, script_line=start)
                 )
         return tuple(transactions)
+
+    def copy_files(self, script: Script, key: str) -> Script:
+        """``\\copy`` files relative to the experiment file's directory, and readable."""
+        commands = list(script.commands)
+        base = Path(self.file).parent if Path(self.file).is_file() else Path.cwd()
+        for i, c in enumerate(commands):
+            if not isinstance(c, CopyCommand) or c.path is None:
+                continue
+            path = (base / Path(c.path).expanduser()).resolve()
+            if not path.is_file() or not os.access(path, os.R_OK):
+                raise self.fail(
+                    key,
+                    f"\\copy: cannot read {c.path!r} (looked for {path}); paths are relative to"
+                    " the experiment file's directory",
+                    line=self.locator.value_line(key, c.line),
+                )
+            commands[i] = dataclasses.replace(c, path=str(path))
+        return dataclasses.replace(script, commands=tuple(commands))
 
     def variables(self, raw: Any) -> tuple[tuple[str, int | float], ...]:
         if not isinstance(raw, dict):

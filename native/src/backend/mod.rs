@@ -116,6 +116,11 @@ pub fn value_from_text(text: Option<&str>) -> DbResult<Value> {
     }
 }
 
+/// A `\\copy` failure on the client's side (the file, the data).
+pub(crate) fn copy_failed(message: String) -> DbError {
+    DbError::new(Status::Error, None, format!("\\copy: {message}"))
+}
+
 pub(crate) fn not_a_number(t: &str) -> DbError {
     let shown: String = t.chars().take(40).collect();
     DbError::new(
@@ -147,6 +152,11 @@ pub trait Session {
     /// discarded; with it, each row's mapped columns are stored (the last row
     /// wins) and the number of rows is returned.
     fn execute(&mut self, stmt: usize, params: &[Value], into: Option<Store<'_>>) -> DbResult<u64>;
+    /// `\\copy`: loads the spec's file (or the series `range`) into its table,
+    /// in one transaction unless one is open; returns the rows loaded and
+    /// adds them and the bytes read to the session's counters.
+    fn copy_in(&mut self, spec: &crate::copy::CopySpec, range: Option<(i64, i64)>)
+        -> DbResult<u64>;
     /// Rolls back an open transaction after a failure, if there is one.
     fn rollback_if_needed(&mut self) -> DbResult<()>;
     /// One statement, every value as text (None for NULL).

@@ -30,6 +30,8 @@ pub struct SqliteSession<'c> {
     protocol: Protocol,
     /// Reused for simple-protocol statement text.
     inline: String,
+    /// `\\copy` rows and bytes loaded since the counters were reset.
+    copied: (i64, i64),
 }
 
 impl<'c> SqliteSession<'c> {
@@ -40,6 +42,7 @@ impl<'c> SqliteSession<'c> {
             texts: Vec::new(),
             protocol: Protocol::Prepared,
             inline: String::new(),
+            copied: (0, 0),
         }
     }
 }
@@ -137,6 +140,79 @@ impl Session for SqliteSession<'_> {
         }
     }
 
+    fn copy_in(
+        &mut self,
+        spec: &crate::copy::CopySpec,
+        range: Option<(i64, i64)>,
+    ) -> DbResult<u64> {
+        use crate::backend::copy_failed;
+        let format = spec.format().map_err(copy_failed)?;
+        let mut input = crate::copy::Counted {
+            inner: spec.open(range).map_err(copy_failed)?,
+            bytes: 0,
+        };
+        // One transaction for the load, as COPY is one statement; inside the
+        // script's own transaction, that one.
+        let own = self.conn.is_autocommit();
+        if own {
+            self.conn.execute_batch("BEGIN").map_err(classify)?;
+        }
+        let conn = self.conn;
+        let mut insert: Option<(usize, Statement<'_>)> = None;
+        let mut rows = 0u64;
+        let mut db_error: Option<DbError> = None;
+        let read = crate::copy::read_rows(&mut input, &format, |fields| {
+            if insert.as_ref().is_none_or(|(n, _)| *n != fields.len()) {
+                let st = conn.prepare(&spec.insert_sql(fields.len()));
+                match st {
+                    Ok(st) => insert = Some((fields.len(), st)),
+                    Err(e) => {
+                        db_error = Some(classify(e));
+                        return Err(String::new());
+                    }
+                }
+            }
+            let (_, st) = insert.as_mut().expect("prepared above");
+            for (i, f) in fields.iter().enumerate() {
+                let r = match f {
+                    Some(text) => st.raw_bind_parameter(i + 1, *text),
+                    None => st.raw_bind_parameter(i + 1, rusqlite::types::Null),
+                };
+                if let Err(e) = r {
+                    db_error = Some(classify(e));
+                    return Err(String::new());
+                }
+            }
+            match st.raw_execute() {
+                Ok(_) => {
+                    rows += 1;
+                    Ok(())
+                }
+                Err(e) => {
+                    db_error = Some(classify(e));
+                    Err(String::new())
+                }
+            }
+        });
+        drop(insert);
+        let result = match (read, db_error) {
+            (_, Some(e)) => Err(e),
+            (Err(m), None) => Err(copy_failed(m)),
+            (Ok(()), None) => Ok(rows),
+        };
+        if own {
+            let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+            let ended = self.conn.execute_batch(end).map_err(classify);
+            if result.is_ok() {
+                ended?;
+            }
+        }
+        let rows = result?;
+        self.copied.0 += rows as i64;
+        self.copied.1 += input.bytes as i64;
+        Ok(rows)
+    }
+
     fn rollback_if_needed(&mut self) -> DbResult<()> {
         if self.conn.is_autocommit() {
             return Ok(());
@@ -148,13 +224,19 @@ impl Session for SqliteSession<'_> {
         for (_, op) in DB_STATUS {
             db_status(self.conn, op, true);
         }
+        self.copied = (0, 0);
     }
 
     fn counters(&self) -> Vec<(&'static str, i64)> {
-        DB_STATUS
+        let mut out: Vec<(&'static str, i64)> = DB_STATUS
             .iter()
             .filter_map(|&(name, op)| db_status(self.conn, op, false).map(|v| (name, v)))
-            .collect()
+            .collect();
+        if self.copied != (0, 0) {
+            out.push(("copy_rows", self.copied.0));
+            out.push(("copy_bytes", self.copied.1));
+        }
+        out
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {

@@ -14,6 +14,8 @@ pub enum Command {
         params: Vec<usize>,
         capture: Option<usize>,
     },
+    /// `\\copy`: a bulk load of `Plan::copies[usize]`; a generated one has its bounds.
+    Copy(usize, Option<(Expr, Expr)>),
     /// `\if` and `\elif`: go on with command `usize` unless the condition holds.
     JumpUnless(Expr, usize),
     /// The end of a taken `\if` branch: continue after `\endif`.
@@ -58,6 +60,7 @@ pub struct Plan {
     /// once its statements are prepared, that some capture provides each.
     pub captured_slots: Vec<usize>,
     pub captures: Vec<Capture>,
+    pub copies: Vec<crate::copy::CopySpec>,
     pub protocol: Protocol,
     pub client_id_slot: Option<usize>,
     /// pgbench's `:default_seed` (the seed `hash()` and `permute()` use by default).

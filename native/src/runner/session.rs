@@ -234,6 +234,7 @@ fn run_script<S: Session>(
     s: &mut S,
     txn: &Transaction,
     captures: &[Capture],
+    copies: &[crate::copy::CopySpec],
     maps: &CaptureMaps,
     slots: &mut [Value],
     params: &mut Vec<Value>,
@@ -288,6 +289,17 @@ fn run_script<S: Session>(
                         }
                     }
                 }
+            }
+            Command::Copy(spec, series) => {
+                let range = match series {
+                    None => None,
+                    Some((first, last)) => {
+                        let first = eval(first, slots, rng).and_then(crate::script::to_int);
+                        let last = eval(last, slots, rng).and_then(crate::script::to_int);
+                        Some((first.map_err(script_err)?, last.map_err(script_err)?))
+                    }
+                };
+                s.copy_in(&copies[*spec], range)?;
             }
             Command::JumpUnless(cond, to) => {
                 if !eval(cond, slots, rng)
@@ -422,6 +434,7 @@ fn run_loop<S: Session>(
                 s,
                 txn,
                 &plan.captures,
+                &plan.copies,
                 maps,
                 &mut slots,
                 &mut params,

@@ -56,6 +56,7 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
         slot_names: vec!["x".into(), "client_id".into()],
         captured_slots: vec![],
         captures: vec![],
+        copies: vec![],
         protocol: Protocol::Prepared,
         client_id_slot: Some(1),
         default_seed_slot: None,

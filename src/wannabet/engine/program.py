@@ -17,6 +17,7 @@ from wannabet.model import (
     Call,
     Case,
     Command,
+    CopyCommand,
     Expr,
     FloatLit,
     IntLit,
@@ -106,6 +107,10 @@ def compile_program(workload: Workload, style: Literal["dollar", "qmark"]) -> Pr
             elif isinstance(c, SqlCommand):
                 sql, params = c.render(style)
                 out.append(["sql", sql, [slot(p) for p in params], list(c.parts), c.capture])
+            elif isinstance(c, CopyCommand):
+                series = None if c.series is None else (expr(c.series[0]), expr(c.series[1]))
+                spec = (c.table, list(c.columns), c.path, list(c.options), c.options_sql)
+                out.append(["copy", spec, series])
             elif c.kind == "if":
                 assert c.expr is not None
                 branches.append((len(out), []))

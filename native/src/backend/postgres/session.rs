@@ -3,7 +3,7 @@
 
 use std::error::Error as StdError;
 use std::future::poll_fn;
-use std::io;
+use std::io::{self, Read};
 use std::sync::atomic::Ordering::Relaxed;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -45,6 +45,8 @@ pub struct PgSession {
     pub(super) params: Vec<Param>,
     /// Reused for simple-protocol statement text.
     inline: String,
+    /// `\copy` rows and bytes loaded on this connection.
+    copied: (i64, i64),
     pub(super) peer: Peer,
     pub(super) tls: Tls,
     pub(super) host: Option<String>,
@@ -103,6 +105,7 @@ impl PgSession {
             protocol: Protocol::Prepared,
             params: Vec::new(),
             inline: String::new(),
+            copied: (0, 0),
             peer,
             tls: tls.clone(),
             host,
@@ -354,10 +357,63 @@ impl Session for PgSession {
     }
 
     fn counters(&self) -> Vec<(&'static str, i64)> {
-        vec![(
+        let mut out = vec![(
             "server_commits",
             self.driver.io.commits.load(Relaxed) as i64,
-        )]
+        )];
+        if self.copied != (0, 0) {
+            out.push(("copy_rows", self.copied.0));
+            out.push(("copy_bytes", self.copied.1));
+        }
+        out
+    }
+
+    fn reset_counters(&mut self) {
+        self.copied = (0, 0);
+    }
+
+    fn copy_in(
+        &mut self,
+        spec: &crate::copy::CopySpec,
+        range: Option<(i64, i64)>,
+    ) -> DbResult<u64> {
+        use crate::backend::copy_failed;
+        use futures_util::SinkExt;
+        let mut input = spec.open(range).map_err(copy_failed)?;
+        let client = self.client.as_ref().expect("open");
+        let sql = spec.copy_sql();
+        // The file goes to the server as it is, in chunks, as psql's \\copy sends it.
+        let mut read_error: Option<String> = None;
+        let mut bytes = 0i64;
+        let load = async {
+            let sink = client.copy_in::<_, bytes::Bytes>(&sql).await?;
+            let mut sink = std::pin::pin!(sink);
+            loop {
+                let mut chunk = vec![0u8; 256 * 1024];
+                let n = match input.read(&mut chunk) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        read_error = Some(format!("cannot read the file: {e}"));
+                        // Dropping the sink without finishing makes the server abort the COPY.
+                        return Ok(0);
+                    }
+                };
+                if n == 0 {
+                    break;
+                }
+                chunk.truncate(n);
+                bytes += n as i64;
+                sink.send(bytes::Bytes::from(chunk)).await?;
+            }
+            sink.as_mut().finish().await
+        };
+        let rows = run(&self.driver, &mut self.conn, load).map_err(|e| self.classify(e))?;
+        if let Some(m) = read_error {
+            return Err(copy_failed(m));
+        }
+        self.copied.0 += rows as i64;
+        self.copied.1 += bytes;
+        Ok(rows)
     }
 
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
