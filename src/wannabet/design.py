@@ -36,6 +36,7 @@ def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
                 ),
                 protocol=next((c.protocol for c in chosen if c.protocol is not None), None),
                 held=tuple(h for c in chosen for h in c.held),
+                background=next((c.background for c in chosen if c.background), None),
             )
         )
     return tuple(out)

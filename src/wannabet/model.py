@@ -229,6 +229,17 @@ class Workload:
     protocol: QueryProtocol = "prepared"
 
 
+@dataclass(frozen=True, slots=True)
+class Background:
+    """An unmeasured load on sessions of its own, running while each sample runs: its counts
+    are recorded with the sample, and no analysis uses them."""
+
+    transactions: tuple[Transaction, ...]
+    sessions: int = 1
+    rate: float | None = None
+    session_sql: tuple[str, ...] = ()
+
+
 HeldEnd = Literal["rollback", "commit"]
 
 
@@ -260,6 +271,8 @@ class LevelSettings:
     protocol: QueryProtocol | None = None
     #: connections held open while the run is in this level's conditions
     held: tuple[HeldSession, ...] = ()
+    #: the background load of this level's samples, replacing the experiment's (None: its)
+    background: Background | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +298,7 @@ class Factor:
             transactions=own.transactions,
             protocol=own.protocol,
             held=own.held,
+            background=own.background,
         )
 
 
@@ -301,6 +315,7 @@ class Condition:
     transactions: tuple[Transaction, ...] | None = None
     protocol: QueryProtocol | None = None
     held: tuple[HeldSession, ...] = ()
+    background: Background | None = None
 
     @property
     def label(self) -> str:
@@ -423,6 +438,8 @@ class Experiment:
     factors: tuple[Factor, ...] = ()
     statistics: StatisticsPlan = field(default_factory=StatisticsPlan)
     hooks: tuple[Hook, ...] = ()
+    #: an unmeasured load running during every sample (a level's own replaces it)
+    background: Background | None = None
     source_path: str | None = None
     source_text: str = ""
 

@@ -50,6 +50,7 @@ from wannabet.errors import (
     WannabetError,
 )
 from wannabet.model import (
+    Background,
     Condition,
     Experiment,
     ScheduledSample,
@@ -497,6 +498,7 @@ class _SampleLoop:
         self.interrupt: _Interrupt | None = None  # set while the samples run
         #: the current condition's held sessions, open while the run is in it
         self.held: list[HeldConnection] = []
+        self._background_programs: dict[tuple[Transaction, ...], Program] = {}
         self.done = 0
         self.succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
         # condition index -> its first error, while none succeeded
@@ -672,12 +674,22 @@ class _SampleLoop:
             max_rows=sampling.max_rows,
             protocol=condition.protocol or workload.protocol,
         )
+        background = condition.background or experiment.background
+        load = None
+        if background is not None:
+            load = _BackgroundLoad(engine, target, self._background_request(background, request))
         try:
+            if load is not None:
+                load.start()  # before the statistics: its sessions' set-up is not the sample's
             if collector is not None:
                 # The samplers' wait loops give up on Ctrl-C instead of delaying it.
                 collector.start(interrupt.interrupted)
             interrupt.check()
-            result = engine.run_sample(target, request, progress)
+            try:
+                result = engine.run_sample(target, request, progress)
+            finally:
+                if load is not None:
+                    load.stop()
             result = _with_type_ids(result, self.plan.type_ids[scheduled.condition_index])
         except QueryError as exc:
             if collector is not None:
@@ -696,6 +708,8 @@ class _SampleLoop:
         if prepared:
             # What the before-sample hooks did (time, output) is kept with the sample.
             stats = {**(stats or {}), "hooks": prepared}
+        if load is not None:
+            stats = {**(stats or {}), "background": load.record()}
         if condition.held:
             # The sample ran while these were held open on connections of their own.
             held = [{"sql": h.sql, "end": h.end} for h in condition.held]
@@ -744,6 +758,33 @@ class _SampleLoop:
             transactions=int(statuses["count"].sum()),
         )
 
+    def _background_request(self, background: Background, measured: SampleRequest) -> SampleRequest:
+        """The background's sample: its own program and sessions, no rows kept, and a time
+        limit past the measured sample's (it is stopped when that one ends)."""
+        key = background.transactions
+        if key not in self._background_programs:
+            workload = dataclasses.replace(
+                self.experiment.workload,
+                transactions=background.transactions,
+                session_sql=background.session_sql,
+            )
+            self._background_programs[key] = compile_program(
+                workload, self.target.placeholder_style
+            )
+        limit_ns = measured.duration_ns + 5_000_000_000 if measured.duration_ns else 86_400 * 10**9
+        return SampleRequest(
+            program=self._background_programs[key],
+            sessions=background.sessions,
+            session_sql=background.session_sql,
+            duration_ns=limit_ns,
+            max_transactions=0,
+            seed=measured.seed ^ 0x5EED,
+            on_error="continue",
+            rate=background.rate or 0.0,
+            record=0.0,
+            protocol=measured.protocol,
+        )
+
     def _warn_of_many_rows(self, rows: int) -> None:
         """After the first sample: suggest storing fewer rows when the run would store more
         than :data:`MANY_ROWS` (its first sample's rows times its samples)."""
@@ -779,6 +820,90 @@ class _SampleLoop:
                 f"no transaction succeeded in the first sample of any condition, so"
                 f" the run stops: {first_error[index]}; fix the script or the target"
             )
+
+
+class _StopBackground(Exception):
+    """Raised from the background sample's progress call to end it."""
+
+
+class _BackgroundLoad:
+    """An unmeasured load on a thread of its own while one sample runs (``[background]``).
+
+    The engine releases the GIL while a sample runs, so the two samples run side by side. The
+    background is stopped through its progress call, which raises once the measured sample is
+    over; what it did is the last progress it reported: committed and failed transactions, its
+    time and its p99, recorded with the sample and used by no analysis.
+    """
+
+    #: how long the background's sessions may take to connect and start
+    START_TIMEOUT_S = 30.0
+
+    def __init__(self, engine: Engine, target: Target, request: SampleRequest) -> None:
+        self.engine = engine
+        # On PostgreSQL its own application name: the statistics sampler counts the run's
+        # sessions by theirs, and these are not the measured ones.
+        self.target = _renamed(target, "background")
+        self.request = request
+        self.last: tuple[int, int, float, float] = (0, 0, 0.0, 0.0)
+        self.error: BaseException | None = None
+        self._started = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="wannabet-background", daemon=True)
+
+    def _progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
+        self.last = (ok, errors, elapsed_s, p99_ms)
+        self._started.set()
+        if self._stopping.is_set():
+            raise _StopBackground
+
+    def _run(self) -> None:
+        try:
+            self.engine.run_sample(self.target, self.request, self._progress)
+        except _StopBackground:
+            pass
+        except BaseException as exc:  # reported by start() or stop() on the runner's thread
+            self.error = exc
+        finally:
+            self._started.set()
+
+    def start(self) -> None:
+        """Start it and wait until its sessions run; its failure to start is the run's."""
+        self._thread.start()
+        self._started.wait(self.START_TIMEOUT_S)
+        if self.error is not None:
+            raise self.error
+        if not self._started.is_set():
+            self.stop()
+            raise QueryError(
+                f"[background]: its sessions did not start within {self.START_TIMEOUT_S:g} s"
+            )
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+
+    def record(self) -> dict[str, Any]:
+        ok, errors, seconds, p99_ms = self.last
+        return {
+            "sessions": self.request.sessions,
+            "committed": ok,
+            "errors": errors,
+            "seconds": round(seconds, 6),
+            "tps": ok / seconds if seconds > 0 else None,
+            "p99_ms": p99_ms,
+        }
+
+
+def _renamed(target: Target, role: str) -> Target:
+    """``target`` whose PostgreSQL sessions name themselves ``wannabet-<pid>-<role>``."""
+    if target.kind != "postgresql" or "application_name=" in target.url:
+        return target
+    # The engine's default name is wannabet-<pid> (of this process).
+    name = f"wannabet-{os.getpid()}-{role}"
+    separator = "&" if "?" in target.url else "?"
+    return dataclasses.replace(target, url=f"{target.url}{separator}application_name={name}")
 
 
 def _interrupted(store: Store, run_id: int, done: int, by: int) -> Interrupted:

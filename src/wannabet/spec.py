@@ -26,6 +26,7 @@ from wannabet.model import (
     QUERY_PROTOCOLS,
     WAIT_INTERVAL_RANGE_S,
     WAIT_INTERVAL_S,
+    Background,
     CopyCommand,
     Experiment,
     Factor,
@@ -55,7 +56,9 @@ _TOP_KEYS = (
     "statistics",
     "bayes",
     "hooks",
+    "background",
 )
+_BACKGROUND_KEYS = ("sessions", "rate", "transactions", "session_sql")
 _HOOK_KEYS = ("when", "sql", "shell", "timeout")
 _BAYES_KEYS = ("model", "hdi", "prior_cv", "prior_mean", "prior_sd_max")
 _BAYES_MODELS = ("hierarchical", "gamma", "lognormal", "student-t")
@@ -80,6 +83,7 @@ _LEVEL_KEYS = (
     "transactions",
     "protocol",
     "held",
+    "background",
 )
 _HELD_KEYS = ("sql", "end")
 _STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
@@ -291,6 +295,10 @@ class _Reader:
         no_hooks: tuple[Hook, ...] = ()
         hooks = self.attempt(lambda: self.hooks(data.get("hooks", [])), no_hooks)
         target = self.attempt(lambda: self.string(data, "target", "target"), None)
+        known = set(PREDEFINED_VARIABLES) | {name for name, _ in workload.variables}
+        background = self.attempt(
+            lambda: self.background(data.get("background"), "background", known), None
+        )
         return Experiment(
             name=name,
             description=self.string(data, "description", "description") or "",
@@ -301,6 +309,7 @@ class _Reader:
             sampling=sampling,
             statistics=statistics,
             hooks=hooks,
+            background=background,
             source_path=self.file,
             source_text=self.text,
         )
@@ -622,6 +631,23 @@ class _Reader:
             transactions=transactions,
             protocol=self.protocol(table, f"{key}.protocol"),
             held=self.held(table.get("held"), f"{key}.held"),
+            background=self.background(table.get("background"), f"{key}.background", known),
+        )
+
+    def background(self, raw: Any, key: str, known: set[str]) -> Background | None:
+        """``[background]``: sessions, rate and transactions of an unmeasured load."""
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            raise self.fail(key, "must be a table with sessions and transactions")
+        self.check_keys(raw, _BACKGROUND_KEYS, key)
+        if "transactions" not in raw:
+            raise self.fail(key, f"needs transactions: [[{key}.transactions]] with a script")
+        return Background(
+            transactions=self.transactions(raw["transactions"], f"{key}.transactions", known),
+            sessions=self.integer(raw, "sessions", f"{key}.sessions", 1, minimum=1, maximum=10_000),
+            rate=self.rate(raw, f"{key}.rate"),
+            session_sql=self.sql_list(raw, "session_sql", f"{key}.session_sql"),
         )
 
     def held(self, raw: Any, key: str) -> tuple[HeldSession, ...]:
