@@ -325,6 +325,9 @@ pub(crate) struct SampleCall<'py> {
     client_id_slot: i64,
     #[pyo3(attribute)]
     default_seed_slot: i64,
+    /// Not empty: on PostgreSQL the sessions are named `<application_name>-<role>`.
+    #[pyo3(attribute)]
+    pub role: String,
     #[pyo3(attribute)]
     duration_ns: u64,
     #[pyo3(attribute)]

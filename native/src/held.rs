@@ -88,12 +88,9 @@ impl HeldSession {
     #[new]
     fn new(py: Python<'_>, target: &str) -> PyResult<Self> {
         let mut target = parse_target(py, target)?;
-        if let backend::Target::Postgres(cfg, _) = &mut target {
-            // Not one of the run's sessions: the statistics sampler finds those by name and
-            // waits for them to leave after each sample, which a held session never does.
-            let name = format!("{}-held", cfg.get_application_name().unwrap_or("wannabet"));
-            cfg.application_name(name);
-        }
+        // Not one of the run's sessions: the statistics sampler finds those by name and
+        // waits for them to leave after each sample, which a held session never does.
+        target.rename("held");
         let cancel = Canceller::default();
         let (jobs_tx, jobs) = channel::<Job>();
         let (ready_tx, ready) = channel();

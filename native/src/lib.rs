@@ -299,7 +299,10 @@ fn run_sample<'py>(
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let plan = request.plan()?;
-    let target = parse_target(py, &request.target)?;
+    let mut target = parse_target(py, &request.target)?;
+    if !request.role.is_empty() {
+        target.rename(&request.role);
+    }
     let sample = Sample::start(plan, target).map_err(|f| fatal_err(py, f))?;
 
     const PROGRESS_EVERY: Duration = Duration::from_millis(250);

@@ -783,6 +783,9 @@ class _SampleLoop:
             rate=background.rate or 0.0,
             record=0.0,
             protocol=measured.protocol,
+            # On PostgreSQL its own application name: the statistics sampler counts the run's
+            # sessions by theirs, and these are not the measured ones.
+            role="background",
         )
 
     def _warn_of_many_rows(self, rows: int) -> None:
@@ -840,9 +843,7 @@ class _BackgroundLoad:
 
     def __init__(self, engine: Engine, target: Target, request: SampleRequest) -> None:
         self.engine = engine
-        # On PostgreSQL its own application name: the statistics sampler counts the run's
-        # sessions by theirs, and these are not the measured ones.
-        self.target = _renamed(target, "background")
+        self.target = target
         self.request = request
         self.last: tuple[int, int, float, float] = (0, 0, 0.0, 0.0)
         self.error: BaseException | None = None
@@ -894,16 +895,6 @@ class _BackgroundLoad:
             "tps": ok / seconds if seconds > 0 else None,
             "p99_ms": p99_ms,
         }
-
-
-def _renamed(target: Target, role: str) -> Target:
-    """``target`` whose PostgreSQL sessions name themselves ``wannabet-<pid>-<role>``."""
-    if target.kind != "postgresql" or "application_name=" in target.url:
-        return target
-    # The engine's default name is wannabet-<pid> (of this process).
-    name = f"wannabet-{os.getpid()}-{role}"
-    separator = "&" if "?" in target.url else "?"
-    return dataclasses.replace(target, url=f"{target.url}{separator}application_name={name}")
 
 
 def _interrupted(store: Store, run_id: int, done: int, by: int) -> Interrupted:

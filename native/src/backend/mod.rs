@@ -261,6 +261,20 @@ impl Target {
     }
 }
 
+impl Target {
+    /// Names PostgreSQL sessions `<application_name>-<role>`: sessions that are not the run's
+    /// measured ones (held, background), which the statistics sampler finds by name.
+    pub fn rename(&mut self, role: &str) {
+        if let Target::Postgres(cfg, _) = self {
+            let name = format!(
+                "{}-{role}",
+                cfg.get_application_name().unwrap_or("wannabet")
+            );
+            cfg.application_name(name);
+        }
+    }
+}
+
 /// `wannabet-<pid>`: the application_name of this process's connections
 /// unless the URL names one.
 pub fn application_name() -> String {

@@ -50,6 +50,9 @@ class SampleRequest:
     max_rows: int = 0
     #: how statements are sent, as pgbench's ``-M``
     protocol: QueryProtocol = "prepared"
+    #: not empty: the sessions are not the run's measured ones, and on PostgreSQL name
+    #: themselves ``<application_name>-<role>`` so the statistics do not count them
+    role: str = ""
 
     def __post_init__(self) -> None:
         if self.duration_ns <= 0 and self.max_transactions <= 0:

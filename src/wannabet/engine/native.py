@@ -73,6 +73,7 @@ class _NativeRequest:
     protocol: str
     client_id_slot: int
     default_seed_slot: int
+    role: str
     duration_ns: int
     max_transactions: int
     seed: int
@@ -97,6 +98,7 @@ class _NativeRequest:
             protocol=request.protocol,
             client_id_slot=program.client_id_slot,
             default_seed_slot=program.default_seed_slot,
+            role=request.role,
             duration_ns=request.duration_ns,
             max_transactions=request.max_transactions,
             seed=request.seed,
