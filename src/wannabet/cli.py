@@ -332,7 +332,7 @@ def _print_summary(
     )
     info, rows, units, types = shown.run, shown.rows, shown.units, shown.types
     if output is Format.json:
-        sys.stdout.write(render.summary_json(info, rows, units, types) + "\n")
+        sys.stdout.write(render.summary_json(info, rows, units, types, shown.relations) + "\n")
     elif output is Format.csv:
         sys.stdout.write(render.summary_csv(rows, types))
     elif output is Format.markdown:
@@ -343,6 +343,8 @@ def _print_summary(
             sys.stdout.write("\n" + render.types_markdown(types))
         if units:
             sys.stdout.write("\n" + render.unit_of_work_markdown(units))
+        if shown.relations:
+            sys.stdout.write("\n" + render.relations_markdown(shown.relations))
         # The same verdict table as `compare` and `report --format markdown`.
         doc = shown.verdict
         if doc is not None and doc["comparisons"]:
@@ -355,6 +357,8 @@ def _print_summary(
             console.print(render.unit_of_work_table(units))
             for line in render.curve_lines(units):
                 console.print(f"  {markup(line)}", highlight=False)
+        for table in render.relations_tables(shown.relations):
+            console.print(table)
         for warning in render.unit_of_work_warnings(units) + render.summary_warnings(rows):
             console.print(f"[yellow]warning:[/yellow] {markup(warning)}", highlight=False)
         if info.status != "complete":

@@ -9,7 +9,9 @@ The JSON form is a contract (``docs/cli.md``)::
       "errors_by_status": {...}, "tps": x, "latency_ms": {...}}]}
 
 ``types`` (per condition and transaction type, like pgbench ``-r``) is there only when the run
-has several transaction types.
+has several transaction types; ``relations`` (per condition, the tables and indexes the samples
+used on PostgreSQL: mean counters per sample, HOT and buffer-hit shares, dead tuples after) only
+when the run's statistics have them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from wannabet.render.markdown import markdown_table
 from wannabet.store import ConditionSummary, RunInfo
 
 if TYPE_CHECKING:
+    from wannabet.analysis.relations import RelationActivity
     from wannabet.analysis.unit_of_work import UnitOfWork
     from wannabet.datasets import TypeSummary
 
@@ -49,6 +52,7 @@ def summary_dict(
     rows: Sequence[ConditionSummary],
     units: Sequence[UnitOfWork] = (),
     types: Sequence[TypeSummary] = (),
+    relations: Sequence[RelationActivity] = (),
 ) -> dict[str, Any]:
     by_label = {u.condition: u for u in units}
     conditions = []
@@ -67,6 +71,8 @@ def summary_dict(
     out: dict[str, Any] = {"run": run.to_dict(), "conditions": conditions}
     if types:
         out["types"] = [_finite(t.to_dict()) for t in types]
+    if relations:
+        out["relations"] = [_finite(r.to_dict()) for r in relations]
     return out
 
 
@@ -75,8 +81,10 @@ def summary_json(
     rows: Sequence[ConditionSummary],
     units: Sequence[UnitOfWork] = (),
     types: Sequence[TypeSummary] = (),
+    relations: Sequence[RelationActivity] = (),
 ) -> str:
-    return json.dumps(summary_dict(run, rows, units, types), indent=2, allow_nan=False)
+    doc = summary_dict(run, rows, units, types, relations)
+    return json.dumps(doc, indent=2, allow_nan=False)
 
 
 _TYPE_HEADER: tuple[str, ...] = ("condition", "txn", "transactions", "errors", "TPS")
@@ -130,6 +138,88 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list):
         return [_finite(v) for v in value]
     return value
+
+
+#: relations shown per condition and kind in the tables (JSON has every one)
+RELATIONS_SHOWN = 8
+
+
+def _relation_rows(relations: Sequence[RelationActivity]) -> list[tuple[str, list[str]]]:
+    """(kind, cells) per shown relation: tables then indexes per condition, busiest first."""
+    shown: dict[tuple[str, str], int] = {}
+    rows: list[tuple[str, list[str]]] = []
+    for r in relations:
+        seen = shown.get((r.condition, r.kind), 0)
+        if seen >= RELATIONS_SHOWN:
+            continue
+        shown[(r.condition, r.kind)] = seen + 1
+        m = r.per_sample
+        share = "–" if r.hit_share is None else f"{r.hit_share:.1%}"
+        if r.kind == "table":
+            hot = "" if r.hot_share is None else f" ({r.hot_share:.0%} HOT)"
+            dead = "–" if r.dead_tuples is None else fmt_num(r.dead_tuples)
+            cells = [
+                r.condition,
+                r.relation,
+                fmt_num(m["seq_scan"]),
+                fmt_num(m["idx_scan"]),
+                fmt_num(m["n_tup_ins"]),
+                fmt_num(m["n_tup_upd"]) + hot,
+                fmt_num(m["n_tup_del"]),
+                dead,
+                share,
+            ]
+        else:
+            cells = [
+                r.condition,
+                f"{r.relation} on {r.table}" if r.table else r.relation,
+                fmt_num(m["idx_scan"]),
+                fmt_num(m["idx_tup_read"]),
+                fmt_num(m["idx_tup_fetch"]),
+                share,
+            ]
+        rows.append((r.kind, cells))
+    return rows
+
+
+_TABLE_HEADER = ["condition", "table", "seq scans", "idx scans", "inserted", "updated"]
+_TABLE_HEADER += ["deleted", "dead after", "buffer hits"]
+_INDEX_HEADER = ["condition", "index", "scans", "tuples read", "tuples fetched", "buffer hits"]
+
+
+def relations_tables(relations: Sequence[RelationActivity]) -> list[Table]:
+    """Tables and indexes the samples used: per condition, mean per sample."""
+    out = []
+    rows = _relation_rows(relations)
+    for kind, header, title in (
+        ("table", _TABLE_HEADER, "Tables (per sample, mean)"),
+        ("index", _INDEX_HEADER, "Indexes (per sample, mean)"),
+    ):
+        body = [cells for k, cells in rows if k == kind]
+        if not body:
+            continue
+        table = Table(title=title, title_justify="left")
+        for i, name in enumerate(header):
+            table.add_column(name, justify="left" if i < 2 else "right", overflow="fold")
+        for cells in body:
+            table.add_row(*(markup(c) for c in cells))
+        out.append(table)
+    return out
+
+
+def relations_markdown(relations: Sequence[RelationActivity]) -> str:
+    """The same tables as :func:`relations_tables`, as Markdown."""
+    rows = _relation_rows(relations)
+    parts = []
+    for kind, header, title in (
+        ("table", _TABLE_HEADER, "**Tables** (per sample, mean)"),
+        ("index", _INDEX_HEADER, "**Indexes** (per sample, mean)"),
+    ):
+        body = [cells for k, cells in rows if k == kind]
+        if body:
+            align = ["left", "left"] + ["right"] * (len(header) - 2)
+            parts.append(f"{title}\n\n" + markdown_table(header, body, align))
+    return "\n".join(parts)
 
 
 def unit_of_work_table(units: Sequence[UnitOfWork]) -> Table:

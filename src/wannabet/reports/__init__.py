@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from wannabet.analysis.bayes import BayesAnalysis
 from wannabet.analysis.diagnostics import environment_differences
+from wannabet.analysis.relations import RelationActivity
 from wannabet.datasets import TypeSummary, load_type_summaries, transaction_type_names
 from wannabet.documents import ComparisonDocument
 from wannabet.errors import AnalysisError
@@ -276,6 +277,8 @@ class RunSummary:
     #: the verdict document ``compare`` gives for the run (asked for with ``verdict=True``);
     #: None when not asked, or when the analysis refuses
     verdict: ComparisonDocument | None = None
+    #: per condition, the tables and indexes its samples used (PostgreSQL statistics)
+    relations: list[RelationActivity] = field(default_factory=list)
 
 
 def run_summary(
@@ -289,7 +292,7 @@ def run_summary(
     """The run's per-condition summary and its unit-of-work results (``unit``: ``commit`` or a
     transaction type's name); the latest run when ``run_id`` is None. With ``verdict``, also the
     comparison ``compare`` makes of the run's conditions (Markdown's summary shows it)."""
-    from wannabet.work import unit_of_work_for_run
+    from wannabet.work import relations_for_run, unit_of_work_for_run
 
     info = store.run(run_id)
     rows = store.condition_summaries(info.run_id, include_warmup=include_warmup)
@@ -303,4 +306,4 @@ def run_summary(
     if verdict:
         options = ComparisonOptions(include_warmup=include_warmup)
         doc = gather_report(store, [info.run_id], options, html=False).doc
-    return RunSummary(info, rows, units, types, doc)
+    return RunSummary(info, rows, units, types, doc, relations_for_run(store, info.run_id))

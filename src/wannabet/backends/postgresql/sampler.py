@@ -7,6 +7,9 @@ What one sample gets (deltas between a snapshot right before and right after it)
 - ``pg_stat_wal`` (records, full-page images, bytes, writes, syncs and their times),
   ``pg_stat_bgwriter``, and ``pg_stat_checkpointer`` / ``pg_stat_io`` where the version has them;
 - ``pg_stat_statements`` (the statements that took the most time) when it is installed;
+- per table and per index (``pg_stat_user_tables``/``_indexes`` with their ``pg_statio_``
+  block counts): scans, rows inserted, updated (HOT among them) and deleted, blocks hit and
+  read, and live and dead tuples after the sample, for the relations the sample used;
 - wait events, sampled from ``pg_stat_activity`` every ``interval_s`` while the sample runs
   (the run's own sessions only, found by their ``application_name``): count × interval estimates
   the time the sessions spent waiting on each event. The polls run in the native engine
@@ -416,6 +419,31 @@ class PostgresSampler:
                     " sum(fsync_time) AS fsync_time FROM pg_stat_io GROUP BY backend_type",
                 )
             )
+        # Per table and per index, user relations only; kept in stop() for those the sample
+        # touched. A gauge (live and dead tuples) is read after the sample, not as a delta.
+        views.append(
+            (
+                "tables",
+                "SELECT t.relid::regclass::text AS relation, t.seq_scan, t.seq_tup_read,"
+                " coalesce(t.idx_scan, 0) AS idx_scan, coalesce(t.idx_tup_fetch, 0)"
+                " AS idx_tup_fetch, t.n_tup_ins, t.n_tup_upd, t.n_tup_hot_upd, t.n_tup_del,"
+                " t.n_live_tup, t.n_dead_tup, coalesce(s.heap_blks_read, 0) AS heap_blks_read,"
+                " coalesce(s.heap_blks_hit, 0) AS heap_blks_hit,"
+                " coalesce(s.idx_blks_read, 0) AS idx_blks_read,"
+                " coalesce(s.idx_blks_hit, 0) AS idx_blks_hit"
+                " FROM pg_stat_user_tables t JOIN pg_statio_user_tables s USING (relid)",
+            )
+        )
+        views.append(
+            (
+                "indexes",
+                "SELECT i.indexrelid::regclass::text AS relation,"
+                " i.relid::regclass::text AS table_name, i.idx_scan, i.idx_tup_read,"
+                " i.idx_tup_fetch, coalesce(s.idx_blks_read, 0) AS idx_blks_read,"
+                " coalesce(s.idx_blks_hit, 0) AS idx_blks_hit"
+                " FROM pg_stat_user_indexes i JOIN pg_statio_user_indexes s USING (indexrelid)",
+            )
+        )
         if self._statements:
             # Without the texts (showtext := false reads no query file); summed over the
             # users and nesting levels a query id has, for this database and user only. The
@@ -443,6 +471,8 @@ class PostgresSampler:
             }
         if name == "statements":
             return {r["queryid"]: r for r in rows}
+        if name in ("tables", "indexes"):
+            return {r["relation"]: r for r in rows}
         return rows[0] if rows else {}
 
     # -- the protocol ----------------------------------------------------------------------
@@ -530,6 +560,9 @@ class PostgresSampler:
                 io[backend_type] = d
             else:
                 values["io"] = io
+        for name in ("tables", "indexes"):
+            if name in before and name in after:
+                values[name] = _relation_deltas(before[name], after[name])
         if "statements" in before and "statements" in after:
             values["statements"] = self._with_texts(
                 _statement_deltas(before["statements"], after["statements"])
@@ -642,6 +675,32 @@ def _wait_summary(counts: dict[str, Any], target_interval_s: float) -> dict[str,
         "events": events,
         "error": counts["error"],
     }
+
+
+#: per-relation figures that are gauges: kept as read after the sample, not as deltas
+_GAUGES = ("n_live_tup", "n_dead_tup")
+#: the figures that say a relation was used at all during the sample
+_ACTIVITY = ("seq_scan", "idx_scan", "n_tup_ins", "n_tup_upd", "n_tup_del", "idx_tup_read")
+
+
+def _relation_deltas(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each relation the sample used (scanned or wrote), its counters as deltas and its gauges
+    as read after; most active first. A relation created during the sample counts from zero;
+    one whose counters went backwards (dropped and recreated, a reset) is left out."""
+    out = []
+    for relation, now in after.items():
+        was = before.get(relation, {})
+        counters = [k for k in now if k not in ("relation", "table_name", *_GAUGES)]
+        d, negative = delta({k: was.get(k, 0) for k in counters}, now, counters)
+        if negative or not any(d.get(k) for k in _ACTIVITY):
+            continue
+        row: dict[str, Any] = {"relation": relation, **{k: _num(v) for k, v in d.items()}}
+        if "table_name" in now:
+            row["table"] = now["table_name"]
+        row.update({k: _num(now[k]) for k in _GAUGES if k in now})
+        out.append(row)
+    out.sort(key=lambda r: -sum(r.get(k) or 0 for k in _ACTIVITY))
+    return out
 
 
 def _statement_deltas(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
