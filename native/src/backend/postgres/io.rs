@@ -36,6 +36,8 @@ pub(super) struct IoState {
     pub(super) txn_status: AtomicU8,
     /// Committed server transactions seen on this connection (see MsgScan).
     pub(super) commits: AtomicU64,
+    /// Bytes received from the server, as on the wire (ciphertext with TLS).
+    pub(super) received: AtomicU64,
     /// TLS was negotiated: the socket carries ciphertext, and the scan runs
     /// on the plaintext side (TlsSock) instead.
     pub(super) tls: AtomicBool,
@@ -48,6 +50,7 @@ impl IoState {
             want_write: AtomicBool::new(false),
             txn_status: AtomicU8::new(b'I'),
             commits: AtomicU64::new(0),
+            received: AtomicU64::new(0),
             tls: AtomicBool::new(false),
         })
     }
@@ -149,6 +152,7 @@ impl AsyncRead for Sock {
             let n = unsafe { libc::recv(this.fd, unfilled.as_mut_ptr().cast(), len, 0) };
             if n >= 0 {
                 let n = n as usize;
+                this.io.received.fetch_add(n as u64, Relaxed);
                 unsafe { buf.assume_init(n) };
                 buf.advance(n);
                 if !this.io.tls.load(Relaxed) {

@@ -47,6 +47,8 @@ pub struct PgSession {
     inline: String,
     /// `\copy` rows and bytes loaded on this connection.
     copied: (i64, i64),
+    /// Bytes received before the counters were reset (connect, set-up, prepares).
+    received_before: u64,
     pub(super) peer: Peer,
     pub(super) tls: Tls,
     pub(super) host: Option<String>,
@@ -106,6 +108,7 @@ impl PgSession {
             params: Vec::new(),
             inline: String::new(),
             copied: (0, 0),
+            received_before: 0,
             peer,
             tls: tls.clone(),
             host,
@@ -361,6 +364,8 @@ impl Session for PgSession {
             "server_commits",
             self.driver.io.commits.load(Relaxed) as i64,
         )];
+        let received = self.driver.io.received.load(Relaxed) - self.received_before;
+        out.push(("bytes_received", received as i64));
         if self.copied != (0, 0) {
             out.push(("copy_rows", self.copied.0));
             out.push(("copy_bytes", self.copied.1));
@@ -370,6 +375,7 @@ impl Session for PgSession {
 
     fn reset_counters(&mut self) {
         self.copied = (0, 0);
+        self.received_before = self.driver.io.received.load(Relaxed);
     }
 
     fn copy_in(
