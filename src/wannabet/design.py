@@ -7,10 +7,63 @@ shared host) spreads over all conditions instead of biasing one.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 
-from wannabet.model import Condition, Factor, Order, ScheduledSample
+from wannabet.model import (
+    PREDEFINED_VARIABLES,
+    Condition,
+    Factor,
+    Order,
+    ScheduledSample,
+    Transaction,
+    Workload,
+)
+from wannabet.script import PLACEHOLDER, ScriptError, fill, parse_script
+
+
+class PlaceholderError(ValueError):
+    """A script is wrong once a condition's levels are put in for its ``{factor}`` placeholders."""
+
+    def __init__(self, transaction: Transaction, condition: str, error: ScriptError) -> None:
+        super().__init__(f"with {condition}: {error}")
+        self.transaction = transaction
+        self.line = error.line
+
+
+def with_placeholders(
+    conditions: tuple[Condition, ...], workload: Workload
+) -> tuple[Condition, ...]:
+    """Each condition whose transactions use ``{factor}`` placeholders, with its own copy of
+    them, the levels put in and parsed again (a factor of think time, a table name, a hint).
+
+    Raises
+    ------
+    PlaceholderError
+        A script no longer parses once a condition's levels are in.
+    """
+    known = set(PREDEFINED_VARIABLES) | {name for name, _ in workload.variables}
+    out = []
+    for condition in conditions:
+        levels = dict(condition.levels)
+        ran = condition.transactions or workload.transactions
+        if not any(set(PLACEHOLDER.findall(t.script.text)) & levels.keys() for t in ran):
+            out.append(condition)
+            continue
+        filled = []
+        for t in ran:
+            text = fill(t.script.text, levels)
+            if text == t.script.text:
+                filled.append(t)
+                continue
+            try:
+                script = parse_script(text, known_variables=known)
+            except ScriptError as exc:
+                raise PlaceholderError(t, condition.label, exc) from None
+            filled.append(dataclasses.replace(t, script=script))
+        out.append(dataclasses.replace(condition, transactions=tuple(filled)))
+    return tuple(out)
 
 
 def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:

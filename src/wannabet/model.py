@@ -191,6 +191,9 @@ class Script:
     #: variables read but set by no ``\\set``: a ``\\gset``/``\\aset`` result column must
     #: provide each (the engine checks when it knows the columns)
     captured_variables: tuple[str, ...] = ()
+    #: the text parses only with its ``{factor}`` placeholders filled in: the commands are a
+    #: stand-in, and every condition parses its own copy (``design.with_placeholders``)
+    needs_levels: bool = False
 
     @property
     def statements(self) -> tuple[SqlCommand, ...]:

@@ -59,7 +59,7 @@ from wannabet.model import (
     Transaction,
 )
 from wannabet.samplers import Collector, StatsOptions
-from wannabet.script import split_sql
+from wannabet.script import fill, split_sql
 from wannabet.spec import parse_record
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.store.summaries import SampleSummaries
@@ -366,7 +366,14 @@ class _Plan:
 
 
 def _plan(experiment: Experiment, target: Target) -> _Plan:
-    conditions = design.conditions(experiment.factors)
+    try:
+        conditions = design.with_placeholders(
+            design.conditions(experiment.factors), experiment.workload
+        )
+    except design.PlaceholderError as exc:
+        t = exc.transaction
+        line = t.script_line + exc.line - 1 if t.script_line is not None else None
+        raise SpecError(str(exc), file=experiment.source_path, key=t.name, line=line) from None
     sampling = experiment.sampling
     schedule = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
     types: list[Transaction] = []
@@ -662,7 +669,8 @@ class _SampleLoop:
         request = SampleRequest(
             program=program,
             sessions=condition.sessions or workload.sessions,
-            session_sql=workload.session_sql + condition.session_sql,
+            session_sql=tuple(fill(sql, dict(condition.levels)) for sql in workload.session_sql)
+            + condition.session_sql,
             duration_ns=self.duration_ns,
             max_transactions=sampling.transactions or 0,
             seed=sample_seed(sampling.seed, scheduled.position),

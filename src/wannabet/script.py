@@ -661,6 +661,16 @@ def _check_literal_parameters(name: str, args: list[Expr], lineno: int) -> None:
         )
 
 
+#: ``{name}`` in a script or the workload's session SQL: the condition's level of factor ``name``
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.-]*)\}")
+
+
+def fill(text: str, levels: dict[str, str]) -> str:
+    """``text`` with each ``{factor}`` of a factor in ``levels`` replaced by its level; other
+    braces (JSON, arrays) are left alone."""
+    return PLACEHOLDER.sub(lambda m: levels.get(m[1], m[0]), text)
+
+
 def split_sql(text: str) -> list[str]:
     """The statements of a SQL batch, split at semicolons outside quotes and comments."""
     statements, rest = split_statements(text)

@@ -41,7 +41,7 @@ from wannabet.model import (
     Transaction,
     Workload,
 )
-from wannabet.script import ScriptError, parse_script
+from wannabet.script import PLACEHOLDER, ScriptError, fill, parse_script
 
 _T = TypeVar("_T")
 
@@ -283,6 +283,7 @@ class _Reader:
         )
         no_factors: tuple[Factor, ...] = ()
         factors = self.attempt(lambda: self.factors(data.get("factors", []), workload), no_factors)
+        self.attempt(lambda: self.placeholders(factors, workload), None)
         sampling = self.attempt(
             lambda: self.sampling(self.table(data, "sampling", "")), SamplingPlan()
         )
@@ -359,6 +360,37 @@ class _Reader:
             protocol=self.protocol(data, "workload.protocol") or "prepared",
         )
 
+    def placeholders(self, factors: tuple[Factor, ...], workload: Workload) -> None:
+        """Scripts with ``{factor}`` placeholders parse with each level put in (the other
+        factors at their first level; the runner checks every combination again)."""
+        known = set(PREDEFINED_VARIABLES) | {name for name, _ in workload.variables}
+        first = {f.name: f.levels[0] for f in factors if f.levels}
+        scripts = list(workload.transactions)
+        for f in factors:
+            for settings in f.settings:
+                scripts.extend(settings.transactions or ())
+        for t in scripts:
+            named = set(PLACEHOLDER.findall(t.script.text))
+            if t.script.needs_levels and not named <= first.keys():
+                unknown = ", ".join(f"{{{n}}}" for n in sorted(named - first.keys()))
+                factors_named = ", ".join(sorted(first)) or "none"
+                raise self.fail(
+                    f"transaction {t.name!r}",
+                    f"{unknown} names no factor (factors: {factors_named})",
+                    line=t.script_line,
+                )
+            used = named & first.keys()
+            for f in (f for f in factors if f.name in used):
+                for level in f.levels:
+                    text = fill(t.script.text, first | {f.name: level})
+                    try:
+                        parse_script(text, known_variables=known)
+                    except ScriptError as exc:
+                        line = t.script_line + exc.line - 1 if t.script_line is not None else None
+                        raise self.fail(
+                            f"transaction {t.name!r}", f"with {f.name}={level}: {exc}", line=line
+                        ) from None
+
     def protocol(self, data: Mapping[str, Any], full: str) -> QueryProtocol | None:
         """``protocol``: how statements are sent, as pgbench's -M (None when absent)."""
         value = data.get("protocol")
@@ -402,7 +434,7 @@ class _Reader:
                     )
                 script_text = self.string(entry, "script", f"{key}.script", required=True)
                 try:
-                    script = parse_script(script_text, known_variables=known)
+                    script = _parse_with_placeholders(script_text, known)
                 except ScriptError as exc:
                     line = self.locator.value_line(f"{key}.script", exc.line)
                     raise self.fail(f"{key}.script", str(exc), line=line) from None
@@ -517,16 +549,26 @@ class _Reader:
                             " one factor per setting (combine their levels into one factor)",
                         )
                     setters[what] = name
+                # {name} in the workload's scripts or session SQL: the factor changes those.
+                placeholders = {
+                    n
+                    for text in (
+                        *(t.script.text for t in workload.transactions),
+                        *workload.session_sql,
+                    )
+                    for n in PLACEHOLDER.findall(text)
+                }
                 if (
                     session_sql is None
                     and system_sql is None
+                    and name not in placeholders
                     and not any(o != LevelSettings() for o in own)
                 ):
                     raise self.fail(
                         key,
                         f"factor {name!r} changes nothing; give session_sql or system_sql"
-                        " using {level}, sessions, rate or protocol, or settings per level in"
-                        " [factors.levels.NAME]",
+                        " using {level}, sessions, rate or protocol, settings per level in"
+                        f" [factors.levels.NAME], or {{{name}}} in the workload's scripts",
                     )
                 factors.append(
                     Factor(
@@ -844,6 +886,21 @@ def _type(value: Any) -> str:
         list: "a list",
         dict: "a table",
     }.get(type(value), type(value).__name__)
+
+
+def _parse_with_placeholders(text: str, known: set[str]) -> Script:
+    """The script; one that parses only once its ``{factor}`` placeholders are filled (``\\sleep
+    {think} ms``) is read with each as 0, keeping its text: every condition parses it again
+    with its levels in (:func:`wannabet.design.with_placeholders`), and the file's factors
+    are checked to name every one (:meth:`_Reader.placeholders`)."""
+    try:
+        return parse_script(text, known_variables=known)
+    except ScriptError:
+        if not PLACEHOLDER.search(text):
+            raise
+    names = dict.fromkeys(PLACEHOLDER.findall(text), "0")
+    script = parse_script(fill(text, names), known_variables=known)
+    return dataclasses.replace(script, text=text, needs_levels=True)
 
 
 class _KeyLocator:
