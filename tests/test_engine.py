@@ -248,8 +248,10 @@ def test_the_engine_reports_its_cpu_and_the_databases_work(target: Target) -> No
     result = sample(target, script, sessions=2, count=40)
     assert len(result.session_cpu_ns) == 2 and all(ns > 0 for ns in result.session_cpu_ns)
     if target.kind == "postgresql":
-        # 40 autocommit transactions, plus per session its start-up and its one prepare.
-        assert result.counters == {"server_commits": 40 + 2 * (1 + 1)}
+        # 40 autocommit transactions, plus per session its start-up and its one prepare; each
+        # execution receives BindComplete (5 bytes), CommandComplete "UPDATE 1" (14) and
+        # ReadyForQuery (6), and nothing of the set-up is counted.
+        assert result.counters == {"server_commits": 40 + 2 * (1 + 1), "bytes_received": 40 * 25}
     else:
         assert result.counters["cache_hit"] > 0 and result.counters["cache_write"] > 0
         assert set(result.counters) == {"cache_hit", "cache_miss", "cache_write", "cache_spill"}
@@ -265,8 +267,14 @@ def test_server_commits_count_commits_not_rollbacks(
     script = f"BEGIN;\nUPDATE accounts SET balance = balance + 1 WHERE id = 1;\n{commit};"
     result = sample(t, script, sessions=1, count=5)
     assert (result.columns["status"] == OK).all()
-    # Start-up and three prepares (BEGIN, UPDATE, COMMIT/ROLLBACK) commit in both cases.
-    assert result.counters == {"server_commits": 1 + 3 + (5 if commit == "COMMIT" else 0)}
+    # Start-up and three prepares (BEGIN, UPDATE, COMMIT/ROLLBACK) commit in both cases. Per
+    # transaction: BindComplete, CommandComplete and ReadyForQuery of each statement (22 bytes
+    # for BEGIN, 25 for UPDATE 1, 23 for COMMIT or 25 for ROLLBACK).
+    received = 5 * (22 + 25 + (23 if commit == "COMMIT" else 25))
+    assert result.counters == {
+        "server_commits": 1 + 3 + (5 if commit == "COMMIT" else 0),
+        "bytes_received": received,
+    }
 
 
 @pytest.mark.postgres
