@@ -695,9 +695,12 @@ class _SampleLoop:
             interrupt.check()
             try:
                 result = engine.run_sample(target, request, progress)
-            finally:
+            except BaseException:
                 if load is not None:
-                    load.stop()
+                    load.stop(report=False)  # the sample's own error is the one to report
+                raise
+            if load is not None:
+                load.stop()
             result = _with_type_ids(result, self.plan.type_ids[scheduled.condition_index])
         except QueryError as exc:
             if collector is not None:
@@ -887,10 +890,11 @@ class _BackgroundLoad:
                 f"[background]: its sessions did not start within {self.START_TIMEOUT_S:g} s"
             )
 
-    def stop(self) -> None:
+    def stop(self, *, report: bool = True) -> None:
+        """Stop it (within one progress tick) and wait; with ``report``, raise its error."""
         self._stopping.set()
         self._thread.join()
-        if self.error is not None:
+        if report and self.error is not None:
             raise self.error
 
     def record(self) -> dict[str, Any]:
