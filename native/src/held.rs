@@ -4,7 +4,7 @@
 //! ends it. The seed experiment is read consistency: how much slower a scan
 //! gets when another session holds uncommitted updates of the rows it reads.
 
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -14,9 +14,8 @@ use pyo3::prelude::*;
 use crate::backend::{self, Canceller, DbError, DbResult, Session, WithSession};
 use crate::decode::bad;
 use crate::errors::{db_err, engine_err, parse_target, EngineError};
+use crate::wait_interruptibly;
 
-/// How often a waiting call looks for Ctrl-C.
-const TICK: Duration = Duration::from_millis(100);
 /// How long `close` waits for the connection to say goodbye.
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
 
@@ -45,33 +44,6 @@ pub(crate) struct HeldSession {
     jobs: Mutex<Option<Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     cancel: Canceller,
-}
-
-/// Waits for `rx` without the GIL, looking for Ctrl-C every TICK; on an
-/// exception the session's running statement is cancelled.
-/// (A Receiver is not Sync, which `detach` requires of what it borrows: hence the Mutex.)
-fn wait<T: Send>(
-    py: Python<'_>,
-    rx: &Mutex<Receiver<T>>,
-    cancel: &Canceller,
-) -> PyResult<Option<T>> {
-    loop {
-        let got = py.detach(|| {
-            rx.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .recv_timeout(TICK)
-        });
-        match got {
-            Ok(v) => return Ok(Some(v)),
-            Err(RecvTimeoutError::Disconnected) => return Ok(None),
-            Err(RecvTimeoutError::Timeout) => {}
-        }
-        if let Err(e) = py.check_signals() {
-            let deadline = Instant::now() + Duration::from_secs(2);
-            py.detach(|| cancel.cancel(deadline));
-            return Err(e);
-        }
-    }
 }
 
 fn gone() -> DbError {
@@ -115,7 +87,7 @@ impl HeldSession {
             thread: Mutex::new(Some(thread)),
             cancel,
         };
-        match wait(py, &Mutex::new(ready), &held.cancel)? {
+        match wait_interruptibly(py, ready, &held.cancel)? {
             Some(Ok(())) => Ok(held),
             Some(Err(e)) => Err(db_err(py, e)),
             None => Err(engine_err::<EngineError>(
@@ -141,7 +113,7 @@ impl HeldSession {
             Some(false) => return Err(db_err(py, gone())),
             Some(true) => {}
         }
-        match wait(py, &Mutex::new(reply), &self.cancel)? {
+        match wait_interruptibly(py, reply, &self.cancel)? {
             Some(r) => r.map_err(|e| db_err(py, e)),
             None => Err(db_err(py, gone())),
         }

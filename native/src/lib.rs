@@ -67,20 +67,34 @@ where
         .map_err(|e| {
             engine_err::<EngineError>(py, format!("cannot start worker thread: {e}"), None)
         })?;
+    match wait_interruptibly(py, rx, &cancel)? {
+        Some(r) => Ok(r),
+        None => Err(engine_err::<EngineError>(
+            py,
+            "engine worker thread panicked".into(),
+            None,
+        )),
+    }
+}
+
+/// Waits for what a worker thread sends on `rx`, without the GIL, waking
+/// every TICK to run Python's signal handlers. On an exception
+/// (KeyboardInterrupt) `cancel` stops the running statement, we wait at most
+/// INTERRUPT_GRACE for the worker's answer, and the exception is returned.
+/// None: the worker is gone without answering.
+pub(crate) fn wait_interruptibly<T: Send>(
+    py: Python<'_>,
+    rx: std::sync::mpsc::Receiver<T>,
+    cancel: &Canceller,
+) -> PyResult<Option<T>> {
     use std::sync::mpsc::RecvTimeoutError;
     // A Receiver is not Sync, which `detach` requires of what it borrows.
     let rx = std::sync::Mutex::new(rx);
     let recv = |t: Duration| rx.lock().unwrap_or_else(|e| e.into_inner()).recv_timeout(t);
     loop {
         match py.detach(|| recv(TICK)) {
-            Ok(r) => return Ok(r),
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(engine_err::<EngineError>(
-                    py,
-                    "engine worker thread panicked".into(),
-                    None,
-                ))
-            }
+            Ok(r) => return Ok(Some(r)),
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
             Err(RecvTimeoutError::Timeout) => {}
         }
         if let Err(e) = py.check_signals() {

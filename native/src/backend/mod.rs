@@ -96,6 +96,18 @@ impl Protocol {
     }
 }
 
+/// The simple protocol's statement: the values written into the text around
+/// them (`parts` has one piece more than `values`), as pgbench -M simple does.
+pub fn inline_values(parts: &[String], values: &[Value], out: &mut String) {
+    use std::fmt::Write as _;
+    out.clear();
+    out.push_str(&parts[0]);
+    for (v, part) in values.iter().zip(&parts[1..]) {
+        let _ = write!(out, "{v}");
+        out.push_str(part);
+    }
+}
+
 /// A result value read as text (the simple protocol, SQLite text columns):
 /// script variables are numbers, booleans or NULL.
 pub fn value_from_text(text: Option<&str>) -> DbResult<Value> {

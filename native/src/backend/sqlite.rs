@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use rusqlite::{ffi, Connection, ErrorCode, Statement};
 
-use super::{value_from_text, DbError, DbResult, Protocol, Session, Status, Store};
+use super::{inline_values, value_from_text, DbError, DbResult, Protocol, Session, Status, Store};
 use crate::script::Value;
 
 /// Lock waits are part of what we measure: with a busy timeout a writer that
@@ -126,14 +126,7 @@ impl Session for SqliteSession<'_> {
                 run(&mut st, params, into)
             }
             Protocol::Simple => {
-                use std::fmt::Write as _;
-                let parts = &self.texts[stmt].1;
-                self.inline.clear();
-                self.inline.push_str(&parts[0]);
-                for (v, part) in params.iter().zip(&parts[1..]) {
-                    let _ = write!(self.inline, "{v}");
-                    self.inline.push_str(part);
-                }
+                inline_values(&self.texts[stmt].1, params, &mut self.inline);
                 let mut st = self.conn.prepare(&self.inline).map_err(classify)?;
                 run(&mut st, &[], into)
             }

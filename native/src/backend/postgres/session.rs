@@ -18,7 +18,9 @@ use super::driver::{run, run_until, Driver, PgConnection};
 use super::io::{open_socket, CancelInfo, Connector, Peer};
 use super::params::{convert, Kind, Num, Param};
 use crate::backend::tls::{Mode as TlsMode, Tls};
-use crate::backend::{value_from_text, DbError, DbResult, Protocol, Session, Status, Store};
+use crate::backend::{
+    inline_values, value_from_text, DbError, DbResult, Protocol, Session, Status, Store,
+};
 use crate::script::Value;
 
 struct Prepared {
@@ -439,14 +441,7 @@ impl PgSession {
         values: &[Value],
         into: Option<Store<'_>>,
     ) -> DbResult<u64> {
-        use std::fmt::Write as _;
-        let parts = &self.stmts[stmt].parts;
-        self.inline.clear();
-        self.inline.push_str(&parts[0]);
-        for (v, part) in values.iter().zip(&parts[1..]) {
-            let _ = write!(self.inline, "{v}");
-            self.inline.push_str(part);
-        }
+        inline_values(&self.stmts[stmt].parts, values, &mut self.inline);
         let client = self.client.as_ref().expect("open");
         let Some(into) = into else {
             return run(
