@@ -211,6 +211,10 @@ class Transaction:
     #: the experiment file's line of the script's first line (None when not read from a file)
     script_line: int | None = None
 
+    def file_line(self, line: int) -> int | None:
+        """The experiment file's line of the script's line ``line`` (from 1), if known."""
+        return None if self.script_line is None else self.script_line + line - 1
+
 
 OnError = Literal["continue", "abort"]
 #: how statements are sent, as pgbench's ``-M``: ``simple`` writes the values into the text and

@@ -372,8 +372,9 @@ def _plan(experiment: Experiment, target: Target) -> _Plan:
         )
     except design.PlaceholderError as exc:
         t = exc.transaction
-        line = t.script_line + exc.line - 1 if t.script_line is not None else None
-        raise SpecError(str(exc), file=experiment.source_path, key=t.name, line=line) from None
+        raise SpecError(
+            str(exc), file=experiment.source_path, key=t.name, line=t.file_line(exc.line)
+        ) from None
     sampling = experiment.sampling
     schedule = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
     types: list[Transaction] = []
@@ -988,12 +989,9 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
         for (transaction, command), (message, got) in zip(statements[index], prepared, strict=True):
             if message is not None:
                 k = transaction.script.statements.index(command) + 1
-                line = (
-                    f":{transaction.script_line + command.line - 1}"
-                    if transaction.script_line is not None
-                    else ""
-                )
-                what = f"{where}{line}: the database refused statement {k} of {transaction.name!r}"
+                line = transaction.file_line(command.line)
+                at = "" if line is None else f":{line}"
+                what = f"{where}{at}: the database refused statement {k} of {transaction.name!r}"
                 refused.setdefault((what, message), []).append(label)
             elif command.capture is not None:
                 prefix = command.capture[1]
@@ -1037,8 +1035,9 @@ def _located(
         statements = transaction.script.statements
         if transaction.name == name and 0 < k <= len(statements):
             where = experiment.source_path or "<experiment>"
-            if transaction.script_line is not None:
-                where += f":{transaction.script_line + statements[k - 1].line - 1}"
+            line = transaction.file_line(statements[k - 1].line)
+            if line is not None:
+                where += f":{line}"
             return QueryError(
                 f"{where}: the database refused statement {k} of transaction {name!r}: {why};"
                 " fix the SQL",
@@ -1120,7 +1119,7 @@ def _execute_all(engine: Engine, target: Target, sql: str, where: str) -> None:
         index = exc.index
         if index is None or not 0 <= index < len(statements):
             raise QueryError(f"{where} failed: {exc}", code=exc.code) from None
-        first = statements[index].strip().split("\n", 1)[0][:60]
+        first = _first_line(statements[index])
         raise QueryError(
             f"{where}, statement {index + 1} ({first!r}) failed: {exc}", code=exc.code
         ) from None

@@ -386,9 +386,10 @@ class _Reader:
                     try:
                         parse_script(text, known_variables=known)
                     except ScriptError as exc:
-                        line = t.script_line + exc.line - 1 if t.script_line is not None else None
                         raise self.fail(
-                            f"transaction {t.name!r}", f"with {f.name}={level}: {exc}", line=line
+                            f"transaction {t.name!r}",
+                            f"with {f.name}={level}: {exc}",
+                            line=t.file_line(exc.line),
                         ) from None
 
     def protocol(self, data: Mapping[str, Any], full: str) -> QueryProtocol | None:
