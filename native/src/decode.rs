@@ -322,6 +322,8 @@ pub(crate) struct SampleCall<'py> {
     #[pyo3(attribute)]
     protocol: String,
     #[pyo3(attribute)]
+    fetch_size: u32,
+    #[pyo3(attribute)]
     client_id_slot: i64,
     #[pyo3(attribute)]
     default_seed_slot: i64,
@@ -402,6 +404,7 @@ impl SampleCall<'_> {
             captures,
             copies,
             protocol,
+            fetch_size: self.fetch_size,
             client_id_slot,
             default_seed_slot,
             sessions: self.sessions,

@@ -70,7 +70,8 @@ def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
     """The cartesian product of the factors' levels; one baseline condition without factors.
 
     Each level's settings apply (:meth:`Factor.level_settings`); the experiment file allows at
-    most one factor to set each of sessions, rate, transactions and protocol.
+    most one factor to set each of sessions, rate, transactions, protocol, fetch size and
+    target (target parameters of several factors add up).
     """
     if not factors:
         return (Condition(levels=()),)
@@ -90,6 +91,9 @@ def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
                 protocol=next((c.protocol for c in chosen if c.protocol is not None), None),
                 held=tuple(h for c in chosen for h in c.held),
                 background=next((c.background for c in chosen if c.background), None),
+                fetch_size=next((c.fetch_size for c in chosen if c.fetch_size is not None), None),
+                target=next((c.target for c in chosen if c.target is not None), None),
+                target_params=tuple(p for c in chosen for p in c.target_params),
             )
         )
     return tuple(out)

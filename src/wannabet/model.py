@@ -234,6 +234,8 @@ class Workload:
     on_error: OnError = "continue"
     max_tries: int = 1
     protocol: QueryProtocol = "prepared"
+    #: rows per round trip of a statement's result (PostgreSQL portals); None: all at once
+    fetch_size: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +282,12 @@ class LevelSettings:
     held: tuple[HeldSession, ...] = ()
     #: the background load of this level's samples, replacing the experiment's (None: its)
     background: Background | None = None
+    #: rows per round trip of this level's statements' results (None: the workload's)
+    fetch_size: int | None = None
+    #: the target URL of this level's samples (None: the run's)
+    target: str | None = None
+    #: parameters put into the target URL's query for this level (``sslmode``, ...)
+    target_params: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +314,9 @@ class Factor:
             protocol=own.protocol,
             held=own.held,
             background=own.background,
+            fetch_size=own.fetch_size,
+            target=own.target,
+            target_params=own.target_params,
         )
 
 
@@ -323,6 +334,11 @@ class Condition:
     protocol: QueryProtocol | None = None
     held: tuple[HeldSession, ...] = ()
     background: Background | None = None
+    fetch_size: int | None = None
+    #: where this condition's samples run: a target URL, and parameters for its query
+    #: (None and (): the run's target)
+    target: str | None = None
+    target_params: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -320,16 +321,36 @@ def run_experiment(
     if fresh_target and target.path is not None:
         reset_default_target(target.path)
     plan = _plan(experiment, target)
-    environment = _probe(engine, target)
+    # The run's own target unless every level names another: the first its conditions use.
+    primary, *others = plan.distinct_servers
+    environment = _probe(engine, primary)
+    if others:
+        # The other targets' servers, with the conditions that run on them.
+        environment["targets"] = [
+            {
+                "target": other.display,
+                "conditions": [
+                    c.label
+                    for c, t in zip(plan.conditions, plan.servers, strict=True)
+                    if t.url == other.url
+                ],
+                **server_environment(engine, other),
+            }
+            for other in others
+        ]
     statistics = statistics or StatsOptions.of_plan(experiment.statistics)
-    run_id = _create_run(store, experiment, target, plan, environment, statistics)
+    run_id = _create_run(store, experiment, primary, plan, environment, statistics)
     observer.run_started(run_id, plan.conditions, plan.schedule)
-    run = _SampleLoop(experiment, target, store, engine, observer, plan, run_id, warn)
+    run = _SampleLoop(experiment, store, engine, observer, plan, run_id, warn)
     stopped_by = [int(signal.SIGINT)]  # which signal stopped the run, set by the handler
     try:
-        _setup(experiment, target, engine, fresh_target)
+        for where in plan.distinct_servers:
+            _setup(experiment, where, engine, fresh_target and where.url == target.url)
         # After setup: a setup failure should not wait for a statistics connection first.
-        run.collector = collector_for(target, engine, statistics, transaction_names=plan.type_names)
+        for where in {t.url: t for t in plan.targets}.values():
+            run.collectors[where.url] = collector_for(
+                where, engine, statistics, transaction_names=plan.type_names
+            )
         with _deferred_interrupt(stopped_by) as interrupt:
             run.run_all(interrupt)
     except KeyboardInterrupt:
@@ -341,8 +362,9 @@ def run_experiment(
         store.finish_run(run_id, "failed", f"{type(exc).__name__}: {exc}")
         raise
     finally:
-        if run.collector is not None:
-            run.collector.close()
+        for collector in run.collectors.values():
+            if collector is not None:
+                collector.close()
         if fresh_target and target.path is not None:
             mark_default_target(target.path)  # made by the first sample when there is no setup
     return _finish(run)
@@ -359,10 +381,29 @@ class _Plan:
     programs: tuple[Program, ...]
     types: tuple[Transaction, ...]
     type_ids: tuple[tuple[int, ...], ...]
+    #: where each condition's samples run (the run's target unless a level names another),
+    #: with its level's connection parameters
+    targets: tuple[Target, ...]
+    #: each condition's server: its target without the level's ``target_params``, which change
+    #: how the sessions connect, not where (set-up and the environment probe go here)
+    servers: tuple[Target, ...]
 
     @property
     def type_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.types)
+
+    @property
+    def distinct_servers(self) -> tuple[Target, ...]:
+        """Every server of the run once, in the order of the first conditions that use them."""
+        seen: dict[str, Target] = {}
+        for t in self.servers:
+            seen.setdefault(t.url, t)
+        return tuple(seen.values())
+
+    @property
+    def passwords(self) -> tuple[str | None, ...]:
+        """Every target's password, to scrub from what the run writes."""
+        return tuple({t.password for t in (*self.targets, *self.servers)})
 
 
 def _plan(experiment: Experiment, target: Target) -> _Plan:
@@ -377,22 +418,94 @@ def _plan(experiment: Experiment, target: Target) -> _Plan:
         ) from None
     sampling = experiment.sampling
     schedule = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
+    servers, targets = condition_targets(experiment, conditions, target)
     types: list[Transaction] = []
     programs: list[Program] = []
     type_ids: list[tuple[int, ...]] = []
-    compiled: dict[tuple[Transaction, ...], Program] = {}
-    for condition in conditions:
+    compiled: dict[tuple[tuple[Transaction, ...], str], Program] = {}
+    for condition, where in zip(conditions, targets, strict=True):
         transactions = condition.transactions or experiment.workload.transactions
         for t in transactions:
             if all(known.name != t.name for known in types):
                 types.append(t)
-        if transactions not in compiled:
+        _check_fetch_size(experiment, condition, where)
+        key = (transactions, where.placeholder_style)
+        if key not in compiled:
             workload = dataclasses.replace(experiment.workload, transactions=transactions)
-            compiled[transactions] = compile_program(workload, target.placeholder_style)
-        programs.append(compiled[transactions])
+            compiled[key] = compile_program(workload, where.placeholder_style)
+        programs.append(compiled[key])
         names = [known.name for known in types]
         type_ids.append(tuple(names.index(t.name) for t in transactions))
-    return _Plan(conditions, schedule, tuple(programs), tuple(types), tuple(type_ids))
+    return _Plan(
+        conditions, schedule, tuple(programs), tuple(types), tuple(type_ids), targets, servers
+    )
+
+
+def condition_targets(
+    experiment: Experiment, conditions: Sequence[Condition], base: Target
+) -> tuple[tuple[Target, ...], tuple[Target, ...]]:
+    """Each condition's server, its level's ``target`` (else the run's ``base``), and its
+    target: the server with its level's ``target_params`` put into the URL's query.
+
+    Raises
+    ------
+    SpecError
+        A level's target is not a URL its backend accepts, or the run's targets are of more
+        than one kind (their statistics and unit of work would not compare).
+    """
+    servers: list[Target] = []
+    out: list[Target] = []
+    parsed: dict[str, Target] = {base.url: base}
+    for condition in conditions:
+        key = f"target of condition {condition.label}"
+        server = condition.target or base.url
+        if server not in parsed:
+            parsed[server] = parse_target(server, key=key, file=experiment.source_path)
+        servers.append(parsed[server])
+        url = with_query(parsed[server].url, condition.target_params)
+        if url not in parsed:
+            parsed[url] = parse_target(url, key=key, file=experiment.source_path)
+        out.append(parsed[url])
+    kinds = sorted({t.kind for t in out})
+    if len(kinds) > 1:
+        raise SpecError(
+            f"the run's targets are of {len(kinds)} kinds ({', '.join(kinds)}); one run compares"
+            " targets of one kind, so run each kind as its own experiment",
+            file=experiment.source_path,
+            key="target",
+        )
+    return tuple(servers), tuple(out)
+
+
+def _check_fetch_size(experiment: Experiment, condition: Condition, target: Target) -> None:
+    """A fetch size needs a server that keeps a cursor, and a protocol that binds."""
+    if not (condition.fetch_size or experiment.workload.fetch_size):
+        return
+    where = f"fetch_size ({condition.label})"
+    if not target.backend.fetch_size:
+        raise SpecError(
+            f"{target.kind} reads a result in the client's process, so a fetch size changes"
+            " nothing; remove fetch_size or run on PostgreSQL",
+            file=experiment.source_path,
+            key=where,
+        )
+    if (condition.protocol or experiment.workload.protocol) == "simple":
+        raise SpecError(
+            'the simple protocol returns a whole result at once; use protocol = "extended" or'
+            ' "prepared" with fetch_size (as JDBC and libpq do)',
+            file=experiment.source_path,
+            key=where,
+        )
+
+
+def with_query(url: str, params: Sequence[tuple[str, str]]) -> str:
+    """``url`` with ``params`` set in its query (replacing the same names)."""
+    if not params:
+        return url
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    query.update(params)
+    return urlunsplit(parts._replace(query=urlencode(query)))
 
 
 def _with_type_ids(result: SampleResult, ids: tuple[int, ...]) -> SampleResult:
@@ -446,6 +559,14 @@ def _create_run(
         "protocol": workload.protocol,
         "schedule": [[s.block, s.condition_index] for s in plan.schedule],
     }
+    if any(t.url != target.url for t in plan.targets):
+        # Where each condition ran, when a level chose another target (passwords scrubbed).
+        settings["targets"] = {
+            c.label: t.display for c, t in zip(plan.conditions, plan.targets, strict=True)
+        }
+    fetch = {c.fetch_size for c in plan.conditions} | {workload.fetch_size}
+    if fetch != {None}:
+        settings["fetch_size"] = workload.fetch_size
     settings["statistics"] = {
         "enabled": statistics.enabled,
         "wait_interval_s": statistics.wait_interval_s,
@@ -457,7 +578,7 @@ def _create_run(
         description=experiment.description,
         source=experiment.source_path,
         # The file may hold a target URL with a password: store it scrubbed.
-        spec_text=redact(experiment.source_text, target.password),
+        spec_text=redact(experiment.source_text, *plan.passwords),
         target=target.display,
         target_kind=target.kind,
         seed=sampling.seed,
@@ -486,7 +607,6 @@ class _SampleLoop:
     def __init__(
         self,
         experiment: Experiment,
-        target: Target,
         store: Store,
         engine: Engine,
         observer: RunObserver,
@@ -496,17 +616,17 @@ class _SampleLoop:
     ) -> None:
         self.experiment = experiment
         self.warn = warn
-        self.target = target
         self.store = store
         self.engine = engine
         self.observer = observer
         self.plan = plan
         self.run_id = run_id
-        self.collector: Collector | None = None
+        #: each target's statistics (by URL), None when statistics are off
+        self.collectors: dict[str, Collector | None] = {}
         self.interrupt: _Interrupt | None = None  # set while the samples run
         #: the current condition's held sessions, open while the run is in it
         self.held: list[HeldConnection] = []
-        self._background_programs: dict[tuple[Transaction, ...], Program] = {}
+        self._background_programs: dict[tuple[tuple[Transaction, ...], str], Program] = {}
         self.done = 0
         self.succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
         # condition index -> its first error, while none succeeded
@@ -539,7 +659,7 @@ class _SampleLoop:
                         self._end_held(self.plan.conditions[previous])
                     for sql in condition.system_sql:
                         where = f"system_sql of {condition.label}"
-                        _execute_all(self.engine, self.target, sql, where)
+                        _execute_all(self.engine, self.target_of(condition), sql, where)
                     self._open_held(condition)
                     self.hooks("before-condition", condition)
                     previous = scheduled.condition_index
@@ -556,11 +676,19 @@ class _SampleLoop:
             self.held = []
         self.hooks("after-run")
 
+    def target_of(self, condition: Condition) -> Target:
+        """Where ``condition``'s samples, held sessions and SQL go."""
+        return self.plan.targets[self.plan.conditions.index(condition)]
+
+    def scrub(self, text: str) -> str:
+        """``text`` without any of the run's passwords."""
+        return redact(text, *self.plan.passwords)
+
     def _open_held(self, condition: Condition) -> None:
         """The condition's held sessions: each on its own connection, left open."""
         for number, spec in enumerate(condition.held, start=1):
             where = f"held session {number} of {condition.label}"
-            held = self.engine.hold(self.target)
+            held = self.engine.hold(self.target_of(condition))
             self.held.append(held)
             try:
                 held.execute(spec.sql)
@@ -596,20 +724,23 @@ class _SampleLoop:
         a :class:`HookError` naming the hook and the command's last line of output.
         """
         records: list[dict[str, Any]] = []
+        # A condition's and a sample's hooks go to its target; the run's to every target.
+        targets = (self.target_of(condition),) if condition else self.plan.distinct_servers
         for hook in self.experiment.hooks:
             if hook.when != when:
                 continue
             start = time.perf_counter()
             output = ""
             if hook.sql is not None:
-                _execute_all(self.engine, self.target, hook.sql, f"{hook.where} ({when})")
+                for target in targets:
+                    _execute_all(self.engine, target, hook.sql, f"{hook.where} ({when})")
             else:
                 assert hook.shell is not None
                 env = {
                     **os.environ,
                     "WANNABET_HOOK": when,
                     "WANNABET_RUN_ID": str(self.run_id),
-                    "WANNABET_TARGET_KIND": self.target.kind,
+                    "WANNABET_TARGET_KIND": targets[0].kind,
                 }
                 if condition is not None:
                     env["WANNABET_CONDITION"] = condition.label
@@ -632,7 +763,7 @@ class _SampleLoop:
                         f"{hook.where} ({when}): still running after {hook.timeout_s:g} s, its"
                         " timeout; make the command faster or raise timeout"
                     ) from None
-                output = redact(proc.stdout + proc.stderr, self.target.password)
+                output = self.scrub(proc.stdout + proc.stderr)
                 if proc.returncode != 0:
                     # Ctrl-C reaches the hook too: the run was interrupted, the hook did not fail.
                     self._check_interrupt()
@@ -660,8 +791,8 @@ class _SampleLoop:
         progress: Progress,
     ) -> None:
         """One sample: run it with its statistics, write it, count its outcome."""
-        experiment, engine, target = self.experiment, self.engine, self.target
-        collector = self.collector
+        experiment, engine, target = self.experiment, self.engine, self.target_of(condition)
+        collector = self.collectors.get(target.url)
         program = self.plan.programs[scheduled.condition_index]
         sampling, workload = experiment.sampling, experiment.workload
         warmup_ns = self.warmup_ns
@@ -682,11 +813,13 @@ class _SampleLoop:
             record=sampling.record,
             max_rows=sampling.max_rows,
             protocol=condition.protocol or workload.protocol,
+            fetch_size=condition.fetch_size or workload.fetch_size or 0,
         )
         background = condition.background or experiment.background
         load = None
         if background is not None:
-            load = _BackgroundLoad(engine, target, self._background_request(background, request))
+            background_request = self._background_request(background, request, target)
+            load = _BackgroundLoad(engine, target, background_request)
         try:
             if load is not None:
                 load.start()  # before the statistics: its sessions' set-up is not the sample's
@@ -770,19 +903,19 @@ class _SampleLoop:
             transactions=int(statuses["count"].sum()),
         )
 
-    def _background_request(self, background: Background, measured: SampleRequest) -> SampleRequest:
+    def _background_request(
+        self, background: Background, measured: SampleRequest, target: Target
+    ) -> SampleRequest:
         """The background's sample: its own program and sessions, no rows kept, and a time
         limit past the measured sample's (it is stopped when that one ends)."""
-        key = background.transactions
+        key = (background.transactions, target.placeholder_style)
         if key not in self._background_programs:
             workload = dataclasses.replace(
                 self.experiment.workload,
                 transactions=background.transactions,
                 session_sql=background.session_sql,
             )
-            self._background_programs[key] = compile_program(
-                workload, self.target.placeholder_style
-            )
+            self._background_programs[key] = compile_program(workload, target.placeholder_style)
         limit_ns = measured.duration_ns + 5_000_000_000 if measured.duration_ns else 86_400 * 10**9
         return SampleRequest(
             program=self._background_programs[key],
@@ -795,6 +928,7 @@ class _SampleLoop:
             rate=background.rate or 0.0,
             record=0.0,
             protocol=measured.protocol,
+            fetch_size=measured.fetch_size,
             # On PostgreSQL its own application name: the statistics sampler counts the run's
             # sessions by theirs, and these are not the measured ones.
             role="background",
@@ -826,7 +960,7 @@ class _SampleLoop:
         # No success so far and transactions in this sample: they all failed.
         if not so_far[index] and transactions and index not in first_error:
             message = next(iter(result.error_messages.values()), "no message")
-            first_error[index] = redact(message, self.target.password)
+            first_error[index] = self.scrub(message)
         if len(first_error) == len(self.plan.conditions) and not any(so_far.values()):
             # Every condition has run, with failures and not one success (a sample
             # without arrivals proves nothing): the script or the target is broken,
@@ -951,30 +1085,40 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
     setup = split_sql(experiment.setup.sql) if experiment.setup and experiment.setup.sql else []
     dry: list[DryCondition] = []
     statements: list[list[tuple[Transaction, SqlCommand]]] = []
-    for condition in plan.conditions:
+    for condition, on_target in zip(plan.conditions, plan.targets, strict=True):
         batches = (*condition.system_sql, *experiment.workload.session_sql, *condition.session_sql)
         ran = condition.transactions or experiment.workload.transactions
         statements.append([(t, c) for t in ran for c in t.script.statements])
         dry.append(
             (
                 [s for batch in batches for s in split_sql(batch)],
-                [(c.render(target.placeholder_style)[0], len(c.params)) for _, c in statements[-1]],
+                [
+                    (c.render(on_target.placeholder_style)[0], len(c.params))
+                    for _, c in statements[-1]
+                ],
             )
         )
-    setup_result, condition_results = engine.dry_run(target, setup, dry)
-
+    # Each target gets the set-up and its own conditions.
+    condition_results: list[Any] = [None] * len(dry)
     findings: list[Finding] = []
-    for k, (message, code) in enumerate(setup_result, start=1):
-        if message is None:
-            continue
-        first = _first_line(setup[k - 1])
-        if _needs_its_own_transaction(message, code):
-            note = f"{where}: [setup] statement {k} ({first!r}) cannot run inside the dry run's"
-            findings.append(Finding(False, note + " transaction; not checked"))
-        else:
-            findings.append(
-                Finding(True, f"{where}: [setup] statement {k} ({first!r}) failed: {message}")
-            )
+    targets = tuple({t.url: t for t in plan.targets}.values())
+    several = len(targets) > 1
+    for server in targets:
+        mine = [i for i, t in enumerate(plan.targets) if t.url == server.url]
+        setup_result, results = engine.dry_run(server, setup, [dry[i] for i in mine])
+        for i, result in zip(mine, results, strict=True):
+            condition_results[i] = result
+        on = f" on {server.display}" if several else ""
+        for k, (message, code) in enumerate(setup_result, start=1):
+            if message is None:
+                continue
+            first = _first_line(setup[k - 1])
+            if _needs_its_own_transaction(message, code):
+                note = f"{where}: [setup] statement {k} ({first!r}) cannot run inside the dry run's"
+                findings.append(Finding(False, note + f" transaction{on}; not checked"))
+            else:
+                what = f"{where}: [setup] statement {k} ({first!r}) failed{on}"
+                findings.append(Finding(True, f"{what}: {message}"))
     # The same refusal in several conditions is reported once, naming the first of them.
     refused: dict[tuple[str, str], list[str]] = {}
     for index, condition in enumerate(plan.conditions):

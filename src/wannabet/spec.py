@@ -72,9 +72,19 @@ _WORKLOAD_KEYS = (
     "on_error",
     "max_tries",
     "protocol",
+    "fetch_size",
 )
 _TRANSACTION_KEYS = ("name", "weight", "script")
-_FACTOR_KEYS = ("name", "levels", "session_sql", "system_sql", "sessions", "rate", "protocol")
+_FACTOR_KEYS = (
+    "name",
+    "levels",
+    "session_sql",
+    "system_sql",
+    "sessions",
+    "rate",
+    "protocol",
+    "fetch_size",
+)
 _LEVEL_KEYS = (
     "session_sql",
     "system_sql",
@@ -84,6 +94,9 @@ _LEVEL_KEYS = (
     "protocol",
     "held",
     "background",
+    "fetch_size",
+    "target",
+    "target_params",
 )
 _HELD_KEYS = ("sql", "end")
 _STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
@@ -358,7 +371,29 @@ class _Reader:
                 data, "max_tries", "workload.max_tries", 1, minimum=1, maximum=1_000_000
             ),
             protocol=self.protocol(data, "workload.protocol") or "prepared",
+            fetch_size=self.fetch_size(data, "workload.fetch_size"),
         )
+
+    def fetch_size(self, data: Mapping[str, Any], full: str) -> int | None:
+        """``fetch_size``: rows per round trip of a result (None when absent)."""
+        if "fetch_size" not in data:
+            return None
+        return self.integer(data, "fetch_size", full, 0, minimum=1, maximum=2**31 - 1)
+
+    def target_params(self, raw: Any, key: str) -> tuple[tuple[str, str], ...]:
+        """``target_params = { sslmode = "require" }``: put into the target URL's query."""
+        if raw is None:
+            return ()
+        if not isinstance(raw, dict) or not raw:
+            raise self.fail(key, 'must be a table of parameters, e.g. { sslmode = "require" }')
+        out = []
+        for name, value in raw.items():
+            if isinstance(value, bool):
+                value = "1" if value else "0"
+            if not isinstance(value, str | int):
+                raise self.fail(f"{key}.{name}", f"must be text or a number, not {_type(value)}")
+            out.append((str(name), str(value)))
+        return tuple(out)
 
     def placeholders(self, factors: tuple[Factor, ...], workload: Workload) -> None:
         """Scripts with ``{factor}`` placeholders parse with each level put in (the other
@@ -517,8 +552,8 @@ class _Reader:
                             f"{key}.{field_name}",
                             "does not use {level}, so every level would run the same SQL",
                         )
-                # sessions = "{level}" (or rate, protocol): the level is the value (a sweep).
-                for field_name in ("sessions", "rate", "protocol"):
+                # sessions = "{level}" (or rate, protocol, fetch_size): the level is the value.
+                for field_name in ("sessions", "rate", "protocol", "fetch_size"):
                     if field_name not in entry:
                         continue
                     if entry[field_name] != "{level}":
@@ -539,7 +574,8 @@ class _Reader:
                         for o, v in zip(own, values, strict=True)
                     ]
                 sets = {
-                    f for f in ("sessions", "rate", "transactions", "protocol")
+                    f for f in ("sessions", "rate", "transactions", "protocol", "fetch_size",
+                                "target")
                     if any(getattr(o, f) is not None for o in own)
                 }  # fmt: skip
                 for what in sorted(sets):
@@ -675,7 +711,19 @@ class _Reader:
             protocol=self.protocol(table, f"{key}.protocol"),
             held=self.held(table.get("held"), f"{key}.held"),
             background=self.background(table.get("background"), f"{key}.background", known),
+            fetch_size=self.fetch_size(table, f"{key}.fetch_size"),
+            target=self.target(table, f"{key}.target"),
+            target_params=self.target_params(table.get("target_params"), f"{key}.target_params"),
         )
+
+    def target(self, table: Mapping[str, Any], key: str) -> str | None:
+        """A level's ``target``: a URL (its backend checks the rest when the run is planned)."""
+        url: str | None = self.string(table, "target", key)
+        if url is None:
+            return None
+        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", url):
+            raise self.fail(key, "must be a target URL, e.g. postgresql://user@host:5432/dbname")
+        return url
 
     def background(self, raw: Any, key: str, known: set[str]) -> Background | None:
         """``[background]``: sessions, rate and transactions of an unmeasured load."""
@@ -730,6 +778,14 @@ class _Reader:
             value = int(label) if what == "sessions" else float(label)
         except ValueError:
             raise self.fail(key, f"level {label!r} is not a {what} value") from None
+        if what == "fetch_size":
+            try:
+                value = int(label)
+            except ValueError:
+                raise self.fail(key, f"level {label!r} is not a fetch_size (rows)") from None
+            if not 1 <= value < 2**31:
+                raise self.fail(key, f"level {label!r} is out of range for fetch_size")
+            return value
         lowest, highest = (1, 10_000) if what == "sessions" else (0, 10_000_000)
         if not (value >= lowest if what == "sessions" else value > lowest) or value > highest:
             raise self.fail(key, f"level {label!r} is out of range for {what}")

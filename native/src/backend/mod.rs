@@ -154,6 +154,11 @@ pub trait Session {
     fn batch_execute(&mut self, sql: &str) -> DbResult<()>;
     /// How `execute` sends statements from now on (until called: prepared).
     fn set_protocol(&mut self, protocol: Protocol);
+    /// Rows per round trip of a result from now on (0: all at once). Only a
+    /// backend whose server keeps a cursor open between round trips
+    /// (PostgreSQL's portals) does anything with it; the runner refuses the
+    /// setting for the others.
+    fn set_fetch_size(&mut self, _rows: u32) {}
     /// Prepares a statement expecting `n_params` parameters (`parts`: its text
     /// around them, for the simple protocol); its id is the number of
     /// statements prepared before it. Returns the names of its result columns.

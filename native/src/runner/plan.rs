@@ -62,6 +62,8 @@ pub struct Plan {
     pub captures: Vec<Capture>,
     pub copies: Vec<crate::copy::CopySpec>,
     pub protocol: Protocol,
+    /// Rows per round trip of a result (PostgreSQL portals); 0: all at once.
+    pub fetch_size: u32,
     pub client_id_slot: Option<usize>,
     /// pgbench's `:default_seed` (the seed `hash()` and `permute()` use by default).
     pub default_seed_slot: Option<usize>,

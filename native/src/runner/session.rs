@@ -101,6 +101,7 @@ type CaptureMaps = Vec<Vec<(usize, usize)>>;
 fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
     let plan = &sh.plan;
     s.set_protocol(plan.protocol);
+    s.set_fetch_size(plan.fetch_size);
     for sql in &plan.session_sql {
         if let Err(e) = s.batch_execute(sql) {
             let kind = if e.status == Status::Connection {

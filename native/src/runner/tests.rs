@@ -58,6 +58,7 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
         captures: vec![],
         copies: vec![],
         protocol: Protocol::Prepared,
+        fetch_size: 0,
         client_id_slot: Some(1),
         default_seed_slot: None,
         sessions,

@@ -74,6 +74,8 @@ class Backend:
     samplers: Callable[[Target, Engine, StatsOptions], tuple[list[Sampler], list[StatsWarning]]]
     #: how its stored statistics give CPU, wait, I/O and commits per sample (unit of work)
     work: Callable[[], WorkSource]
+    #: whether ``fetch_size`` means something: the server keeps a cursor between round trips
+    fetch_size: bool = False
 
 
 @cache

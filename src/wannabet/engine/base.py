@@ -50,6 +50,8 @@ class SampleRequest:
     max_rows: int = 0
     #: how statements are sent, as pgbench's ``-M``
     protocol: QueryProtocol = "prepared"
+    #: rows per round trip of a result (PostgreSQL portals); 0: all at once
+    fetch_size: int = 0
     #: not empty: the sessions are not the run's measured ones, and on PostgreSQL name
     #: themselves ``<application_name>-<role>`` so the statistics do not count them
     role: str = ""

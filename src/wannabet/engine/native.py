@@ -71,6 +71,7 @@ class _NativeRequest:
     slot_names: tuple[str, ...]
     captured_slots: tuple[int, ...]
     protocol: str
+    fetch_size: int
     client_id_slot: int
     default_seed_slot: int
     role: str
@@ -96,6 +97,7 @@ class _NativeRequest:
             slot_names=program.slot_names,
             captured_slots=program.captured_slots,
             protocol=request.protocol,
+            fetch_size=request.fetch_size,
             client_id_slot=program.client_id_slot,
             default_seed_slot=program.default_seed_slot,
             role=request.role,

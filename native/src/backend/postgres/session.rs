@@ -34,6 +34,8 @@ struct Prepared {
     /// the text around its parameters (the simple protocol inlines values).
     text: String,
     parts: Vec<String>,
+    /// Whether it has result columns (a fetch size applies to those only).
+    returns_rows: bool,
 }
 
 pub struct PgSession {
@@ -43,6 +45,8 @@ pub struct PgSession {
     pub(super) driver: Driver,
     stmts: Vec<Prepared>,
     protocol: Protocol,
+    /// Rows per round trip (0: the whole result at once).
+    fetch_size: u32,
     /// Reused across executions: no allocation per statement on our side.
     pub(super) params: Vec<Param>,
     /// Reused for simple-protocol statement text.
@@ -107,6 +111,7 @@ impl PgSession {
             driver,
             stmts: Vec::new(),
             protocol: Protocol::Prepared,
+            fetch_size: 0,
             params: Vec::new(),
             inline: String::new(),
             copied: (0, 0),
@@ -225,6 +230,10 @@ impl Session for PgSession {
         self.protocol = protocol;
     }
 
+    fn set_fetch_size(&mut self, rows: u32) {
+        self.fetch_size = rows;
+    }
+
     fn prepare(&mut self, sql: &str, n_params: usize, parts: &[String]) -> DbResult<Vec<String>> {
         let client = self.client.as_ref().expect("open");
         let stmt =
@@ -260,7 +269,7 @@ impl Session for PgSession {
             }
         }
         self.params.reserve(kinds.len());
-        let columns = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
+        let columns: Vec<String> = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
         let types = stmt.params().to_vec();
         // Dropping a Statement has tokio-postgres close it with the next request.
         let stmt = (self.protocol == Protocol::Prepared).then_some(stmt);
@@ -270,6 +279,7 @@ impl Session for PgSession {
             kinds,
             text: sql.to_owned(),
             parts: parts.to_vec(),
+            returns_rows: !columns.is_empty(),
         });
         Ok(columns)
     }
@@ -277,6 +287,9 @@ impl Session for PgSession {
     fn execute(&mut self, stmt: usize, values: &[Value], into: Option<Store<'_>>) -> DbResult<u64> {
         if self.protocol == Protocol::Simple {
             return self.execute_simple(stmt, values, into);
+        }
+        if self.fetch_size > 0 && self.stmts[stmt].returns_rows {
+            return self.execute_portal(stmt, values, into);
         }
         let Prepared {
             stmt,
@@ -433,6 +446,69 @@ impl Session for PgSession {
 }
 
 impl PgSession {
+    /// A result `fetch_size` rows per round trip, as JDBC's `setFetchSize`:
+    /// the statement is bound to a portal, which each Execute asks for the
+    /// next rows of. A portal lives until its transaction ends, so outside
+    /// the script's own transaction the engine brackets it in BEGIN and
+    /// COMMIT; inside one, the BEGIN that tokio-postgres sends to open its
+    /// transaction object is one the server ignores with a warning.
+    fn execute_portal(
+        &mut self,
+        stmt: usize,
+        values: &[Value],
+        into: Option<Store<'_>>,
+    ) -> DbResult<u64> {
+        let in_transaction = self.driver.io.txn_status.load(Relaxed) != b'I';
+        let rows = i32::try_from(self.fetch_size).unwrap_or(i32::MAX);
+        let Prepared {
+            stmt, kinds, text, ..
+        } = &self.stmts[stmt];
+        self.params.clear();
+        for (i, (k, v)) in kinds.iter().zip(values).enumerate() {
+            self.params.push(convert(*k, *v).map_err(|m| {
+                DbError::new(Status::Script, None, format!("parameter ${}: {m}", i + 1))
+            })?);
+        }
+        let params = &self.params;
+        let client = self.client.as_mut().expect("open");
+        let mut into = into;
+        let fetch = async move {
+            let tx = client.transaction().await?;
+            let refs = params.iter().map(|p| p as &(dyn ToSql + Sync));
+            let portal = match stmt {
+                Some(prepared) => tx.bind_raw(prepared, refs).await?,
+                // Extended: an unnamed statement would not outlive the portal's Sync.
+                None => tx.bind_raw(text.as_str(), refs).await?,
+            };
+            let mut n = 0u64;
+            loop {
+                let part = tx.query_portal_raw(&portal, rows).await?;
+                let mut part = std::pin::pin!(part);
+                let mut got = 0u64;
+                while let Some(row) = part.try_next().await? {
+                    got += 1;
+                    if let Some(into) = into.as_mut() {
+                        store(&row, into)?;
+                    }
+                }
+                n += got;
+                if got < rows as u64 {
+                    break;
+                }
+            }
+            drop(portal);
+            if in_transaction {
+                // The script's transaction goes on; dropping the object would roll it back.
+                std::mem::forget(tx);
+            } else {
+                tx.commit().await?;
+            }
+            Ok(n)
+        };
+        let r = run(&self.driver, &mut self.conn, fetch);
+        r.map_err(|e| self.classify(e))
+    }
+
     /// pgbench -M simple: the values written into the statement's text, sent
     /// as one Query message, parsed and planned by the server every time.
     fn execute_simple(

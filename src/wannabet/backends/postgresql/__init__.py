@@ -47,4 +47,5 @@ BACKEND = Backend(
     probe=probe,
     samplers=_samplers,
     work=_work,
+    fetch_size=True,
 )
