@@ -134,7 +134,7 @@ def test_if_chains_compile_to_jumps_that_skip_the_other_branches() -> None:
         file="e",
     )
     program = compile_program(experiment.workload, "dollar")
-    [(_, _, commands)] = program.transactions
+    [(_, _, commands, _)] = program.transactions
     shape = [(c[0], c[-1] if c[0].startswith("jump") else c[1]) for c in commands]
     assert shape == [
         ("jump_unless", 3),  # \if false: on to the \elif test

@@ -267,7 +267,7 @@ def test_migration_backfills_the_summaries_of_an_older_file(tmp_path: Path) -> N
     path = tmp_path / "old.duckdb"
     version_2_file(path, samples)
     store = Store(path, read_only=True)
-    assert store.schema_version() == SCHEMA_VERSION == 3
+    assert store.schema_version() == SCHEMA_VERSION >= 3
     with store.read() as con:
         for r, cols in samples:
             assert_equal_summaries(

@@ -173,8 +173,26 @@ fn parse_command(
                 ));
             }
             let capture = t.get_item(4)?;
-            let capture = if capture.is_none() {
+            // The transaction's result: this statement's first column goes to that slot.
+            let result_slot = if t.len() > 5 {
+                let r: i64 = t.get_item(5)?.extract()?;
+                (r >= 0)
+                    .then(|| slot_index(&t.get_item(5)?, n_slots))
+                    .transpose()?
+            } else {
                 None
+            };
+            let capture = if capture.is_none() {
+                result_slot.map(|slot| {
+                    dedup.captures.push(Capture {
+                        stmt: id,
+                        any_rows: true,
+                        prefix: String::new(),
+                        names: false,
+                        result_slot: Some(slot),
+                    });
+                    dedup.captures.len() - 1
+                })
             } else {
                 let c = tuple(&capture, "capture")?;
                 let kind: String = c.get_item(0)?.extract()?;
@@ -187,6 +205,8 @@ fn parse_command(
                     stmt: id,
                     any_rows,
                     prefix: c.get_item(1)?.extract()?,
+                    names: true,
+                    result_slot,
                 });
                 Some(dedup.captures.len() - 1)
             };
@@ -250,6 +270,14 @@ fn parse_transactions(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<Parsed> 
         let t = tuple(&item?, "transaction")?;
         let name: String = t.get_item(0)?.extract()?;
         let weight: u64 = t.get_item(1)?.extract()?;
+        let result_slot = if t.len() > 3 {
+            let r: i64 = t.get_item(3)?.extract()?;
+            (r >= 0)
+                .then(|| slot_index(&t.get_item(3)?, n_slots))
+                .transpose()?
+        } else {
+            None
+        };
         let mut commands = Vec::new();
         let mut n_sql = 0;
         for c in t.get_item(2)?.try_iter()? {
@@ -272,6 +300,7 @@ fn parse_transactions(o: &Bound<'_, PyAny>, n_slots: usize) -> PyResult<Parsed> 
             name,
             weight,
             commands,
+            result_slot,
         });
     }
     if txns.is_empty() {

@@ -425,10 +425,20 @@ fn summaries_dict<'py>(py: Python<'py>, s: runner::Summaries) -> PyResult<Bound<
     bins.set_item("lo_ns", PyArray1::from_vec(py, b.lo_ns))?;
     bins.set_item("hi_ns", PyArray1::from_vec(py, b.hi_ns))?;
     bins.set_item("count", PyArray1::from_vec(py, b.count))?;
+    let r = s.results;
+    let results = PyDict::new(py);
+    results.set_item("txn_type", PyArray1::from_vec(py, r.txn_type))?;
+    results.set_item("warmup", PyArray1::from_vec(py, r.warmup))?;
+    results.set_item("count", PyArray1::from_vec(py, r.count))?;
+    results.set_item("sum", PyArray1::from_vec(py, r.sum))?;
+    results.set_item("sumsq", PyArray1::from_vec(py, r.sumsq))?;
+    results.set_item("min", PyArray1::from_vec(py, r.min))?;
+    results.set_item("max", PyArray1::from_vec(py, r.max))?;
     let d = PyDict::new(py);
     d.set_item("moments", moments)?;
     d.set_item("statuses", statuses)?;
     d.set_item("bins", bins)?;
+    d.set_item("results", results)?;
     Ok(d)
 }
 

@@ -59,7 +59,7 @@ class SampleCall(Protocol):
     @property
     def sessions(self) -> int: ...
     @property
-    def transactions(self) -> Sequence[tuple[str, int, Sequence[Command]]]: ...
+    def transactions(self) -> Sequence[tuple[str, int, Sequence[Command], int]]: ...
     @property
     def session_sql(self) -> Sequence[str]: ...
     @property
@@ -140,12 +140,25 @@ class Bins(TypedDict):
     hi_ns: NDArray[np.int64]
     count: NDArray[np.int64]
 
+class Results(TypedDict):
+    """Per (txn_type, warmup) with a successful transaction whose result was a number: the
+    results' count, sums and extremes (``RESULT_COLUMNS``)."""
+
+    txn_type: NDArray[np.int16]
+    warmup: NDArray[np.bool_]
+    count: NDArray[np.int64]
+    sum: NDArray[np.float64]
+    sumsq: NDArray[np.float64]
+    min: NDArray[np.float64]
+    max: NDArray[np.float64]
+
 class Summaries(TypedDict):
     """Every transaction of the sample, whether its row was kept or not."""
 
     moments: Moments
     statuses: Statuses
     bins: Bins
+    results: Results
 
 class SampleOutput(TypedDict):
     t0_ns: int

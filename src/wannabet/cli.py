@@ -662,6 +662,7 @@ class StatChoice(StrEnum):
     p99 = "p99"
     p99_9 = "p99.9"
     tps = "tps"
+    result = "result"
 
 
 class BayesModelChoice(StrEnum):
@@ -724,7 +725,11 @@ def compare(
     ] = None,
     stat: Annotated[
         StatChoice | None,
-        typer.Option("--stat", help="The statistic judged; tps is throughput. Default: the mean."),
+        typer.Option(
+            "--stat",
+            help="The statistic judged; tps is throughput, result the transactions' recorded"
+            " results (result = true). Default: the mean latency.",
+        ),
     ] = None,
 ) -> None:
     """Is the difference between conditions real? Tests, intervals and a verdict."""

@@ -232,6 +232,47 @@ def transaction_type_id(store: Store, run: RunInfo, name: str) -> int:
     )
 
 
+def _result_samples(
+    store: Store,
+    run: RunInfo,
+    conditions: Sequence[ConditionRow],
+    layout: Sequence[dict[str, Any]],
+    txn_type: int | None,
+    include_warmup: bool,
+) -> list[ConditionSamples]:
+    """Per condition, its samples' recorded results as count and sums (``compare --stat
+    result``); a sample without a result has count 0."""
+    with store.read() as con:
+        results = queries.sample_results(
+            con, run.run_id, txn_type=txn_type, include_warmup=include_warmup
+        )
+    if not results.sample_id.size:
+        raise AnalysisError(
+            f"run {run.run_id} recorded no result: give the transaction whose answer matters"
+            " result = true in the experiment file (its last statement's first column is"
+            " recorded), and run it again"
+        )
+    row = {int(s): i for i, s in enumerate(results.sample_id)}
+    out = []
+    for c in conditions:
+        samples = [s for s in layout if int(s["condition_id"]) == c.condition_id]
+        at = [row.get(int(s["sample_id"])) for s in samples]
+
+        def column(values: NDArray[Any], at: list[int | None] = at) -> NDArray[np.float64]:
+            return np.array([0.0 if i is None else float(values[i]) for i in at])
+
+        out.append(
+            ConditionSamples(
+                condition=c.label,
+                position=np.array([int(s["position"]) for s in samples], dtype=np.int64),
+                count=column(results.count),
+                sum_ms=column(results.sum),
+                sumsq_ms=column(results.sumsq),
+            )
+        )
+    return out
+
+
 def load_condition_samples(
     store: Store,
     run: RunInfo,
@@ -258,6 +299,8 @@ def load_condition_samples(
         )
     warm = include_warmup and stat != "tps"
     layout = sorted(store.samples(run_id), key=lambda s: int(s["position"]))
+    if stat == "result":
+        return _result_samples(store, run, conditions, layout, txn_type, warm)
     with store.read() as con:
         moments = queries.sample_moments(con, run_id, txn_type=txn_type, include_warmup=warm)
         bins = None

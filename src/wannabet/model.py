@@ -210,6 +210,8 @@ class Transaction:
     script: Script
     #: the experiment file's line of the script's first line (None when not read from a file)
     script_line: int | None = None
+    #: record the first column of its last statement as its result (``result = true``)
+    result: bool = False
 
     def file_line(self, line: int) -> int | None:
         """The experiment file's line of the script's line ``line`` (from 1), if known."""

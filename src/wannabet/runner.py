@@ -521,6 +521,7 @@ def _with_type_ids(result: SampleResult, ids: tuple[int, ...]) -> SampleResult:
         mapped(result.summaries.moments),
         mapped(result.summaries.statuses),
         mapped(result.summaries.bins),
+        mapped(result.summaries.results),
     )
     return dataclasses.replace(result, columns=mapped(result.columns), summaries=summaries)
 

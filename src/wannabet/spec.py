@@ -74,7 +74,7 @@ _WORKLOAD_KEYS = (
     "protocol",
     "fetch_size",
 )
-_TRANSACTION_KEYS = ("name", "weight", "script")
+_TRANSACTION_KEYS = ("name", "weight", "script", "result")
 _FACTOR_KEYS = (
     "name",
     "levels",
@@ -476,8 +476,18 @@ class _Reader:
                     raise self.fail(f"{key}.script", str(exc), line=line) from None
                 script = self.copy_files(script, f"{key}.script")
                 start = self.locator.value_line(f"{key}.script", 1)
+                result = entry.get("result", False)
+                if not isinstance(result, bool):
+                    raise self.fail(f"{key}.result", f"must be true or false, not {_type(result)}")
+                if result and not script.statements:
+                    raise self.fail(
+                        f"{key}.result",
+                        "the script has no SQL statement whose first column could be its result",
+                    )
                 transactions.append(
-                    Transaction(name=tname, weight=weight, script=script, script_line=start)
+                    Transaction(
+                        name=tname, weight=weight, script=script, script_line=start, result=result
+                    )
                 )
         return tuple(transactions)
 

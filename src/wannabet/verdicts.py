@@ -104,6 +104,7 @@ def comparison_options(
             file="command line",
         )
     if stat is not None:
+        # The per-statistic comparison takes its metric from the statistic (result too).
         metric = "throughput" if stat == "tps" else "latency"
     bayes_settings = None
     if bayes:

@@ -30,12 +30,20 @@ pub struct Capture {
     /// `\aset`: any number of rows, the last one wins; `\gset` wants exactly one.
     pub any_rows: bool,
     pub prefix: String,
+    /// Whether the columns become variables by name (`\gset`/`\aset`); a
+    /// capture only of the transaction's result has none.
+    pub names: bool,
+    /// The slot the first column goes to: the statement is its transaction's
+    /// last, and the transaction records its result (`result = true`).
+    pub result_slot: Option<usize>,
 }
 
 pub struct Transaction {
     pub name: String,
     pub weight: u64,
     pub commands: Vec<Command>,
+    /// The slot holding its result when it records one (`result = true`).
+    pub result_slot: Option<usize>,
 }
 
 /// A distinct SQL text, prepared once per connection.

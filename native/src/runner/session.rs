@@ -154,7 +154,7 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
         }
     }
     let maps = capture_maps(plan, &columns);
-    if let Some(message) = uncaptured(plan, &maps, &columns) {
+    if let Some(message) = no_result(plan, &columns).or_else(|| uncaptured(plan, &maps, &columns)) {
         sh.fail(Fatal {
             kind: FatalKind::Query,
             message,
@@ -172,17 +172,37 @@ fn capture_maps(plan: &Plan, columns: &[Vec<String>]) -> CaptureMaps {
     plan.captures
         .iter()
         .map(|c| {
-            columns[c.stmt]
+            let named = columns[c.stmt]
                 .iter()
                 .enumerate()
+                .filter(|_| c.names)
                 .filter_map(|(col, name)| {
                     let var = format!("{}{name}", c.prefix);
                     let slot = plan.slot_names.iter().position(|n| *n == var)?;
                     Some((col, slot))
-                })
-                .collect()
+                });
+            let result = c
+                .result_slot
+                .filter(|_| !columns[c.stmt].is_empty())
+                .map(|slot| (0, slot));
+            named.chain(result).collect()
         })
         .collect()
+}
+
+/// A transaction that records its result but whose last statement returns
+/// no column to record.
+fn no_result(plan: &Plan, columns: &[Vec<String>]) -> Option<String> {
+    let c = plan
+        .captures
+        .iter()
+        .find(|c| c.result_slot.is_some() && columns[c.stmt].is_empty())?;
+    let (t, k) = plan.sqls[c.stmt].origin;
+    let name = &plan.transactions[t].name;
+    Some(format!(
+        "transaction '{name}' records its result, but its last statement (statement {k}) \
+         returns no column; end the script with a SELECT of the value, or remove result = true"
+    ))
 }
 
 /// A variable that the scripts read, that only a `\gset`/`\aset` could set,
@@ -195,6 +215,7 @@ fn uncaptured(plan: &Plan, maps: &CaptureMaps, columns: &[Vec<String>]) -> Optio
     let offered: Vec<String> = plan
         .captures
         .iter()
+        .filter(|c| c.names)
         .flat_map(|c| columns[c.stmt].iter().map(|n| format!("{}{n}", c.prefix)))
         .collect();
     Some(format!(
@@ -430,6 +451,9 @@ fn run_loop<S: Session>(
             saved_slots.copy_from_slice(&slots);
         }
         let mut retries: u32 = 0;
+        if let Some(r) = txn.result_slot {
+            slots[r] = Value::Unset;
+        }
         let (result, end) = loop {
             let r = run_script(
                 s,
@@ -495,6 +519,16 @@ fn run_loop<S: Session>(
             rec.intended,
             rec.end,
         );
+        if let (Some(r), Ok(())) = (txn.result_slot, &result) {
+            let value = match slots[r] {
+                Value::Int(i) => i as f64,
+                Value::Float(f) => f,
+                Value::Bool(b) => b as i64 as f64,
+                Value::Null | Value::Unset => f64::NAN,
+            };
+            out.summary
+                .record_result(t, rec.start < warmup_end_ns, value);
+        }
         let keep = record >= 1.0 || (record > 0.0 && rng_record.double() < record);
         if keep {
             out.keep(rec, cap, &mut rng_record);

@@ -79,11 +79,53 @@ impl Group {
 
 const N_STATUS: usize = STATUS_NAMES.len();
 
+/// The results (`result = true`) of the successful transactions of one
+/// (transaction type, warm-up) that returned a number.
+#[derive(Clone, Copy)]
+struct ResultSums {
+    count: u64,
+    sum: f64,
+    sumsq: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Default for ResultSums {
+    fn default() -> Self {
+        ResultSums {
+            count: 0,
+            sum: 0.0,
+            sumsq: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
+    }
+}
+
+impl ResultSums {
+    fn record(&mut self, v: f64) {
+        self.count += 1;
+        self.sum += v;
+        self.sumsq += v * v;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    fn merge(&mut self, o: &ResultSums) {
+        self.count += o.count;
+        self.sum += o.sum;
+        self.sumsq += o.sumsq;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+    }
+}
+
 /// What one session has seen; index `2 * txn_type + warmup`.
 #[derive(Clone, Default)]
 pub struct SessionSummary {
     groups: Vec<Group>,
     statuses: Vec<[u64; N_STATUS]>,
+    results: Vec<ResultSums>,
 }
 
 impl SessionSummary {
@@ -93,6 +135,16 @@ impl SessionSummary {
         SessionSummary {
             groups: (0..2 * n_types).map(|_| Group::new()).collect(),
             statuses: vec![[0; N_STATUS]; 2 * n_types],
+            results: vec![ResultSums::default(); 2 * n_types],
+        }
+    }
+
+    /// The result of a successful transaction of type `txn`; NaN (no row,
+    /// NULL) is not one.
+    #[inline]
+    pub fn record_result(&mut self, txn: usize, warmup: bool, value: f64) {
+        if value.is_finite() {
+            self.results[2 * txn + warmup as usize].record(value);
         }
     }
 
@@ -119,6 +171,9 @@ impl SessionSummary {
             for (x, y) in a.iter_mut().zip(b) {
                 *x += y;
             }
+        }
+        for (a, b) in self.results.iter_mut().zip(&o.results) {
+            a.merge(b);
         }
     }
 }
@@ -156,11 +211,24 @@ pub struct Bins {
     pub count: Vec<i64>,
 }
 
+/// The columns of `RESULT_COLUMNS`: the transactions' results, where any.
+#[derive(Default, Debug, PartialEq)]
+pub struct Results {
+    pub txn_type: Vec<i16>,
+    pub warmup: Vec<bool>,
+    pub count: Vec<i64>,
+    pub sum: Vec<f64>,
+    pub sumsq: Vec<f64>,
+    pub min: Vec<f64>,
+    pub max: Vec<f64>,
+}
+
 #[derive(Default, Debug, PartialEq)]
 pub struct Summaries {
     pub moments: Moments,
     pub statuses: Statuses,
     pub bins: Bins,
+    pub results: Results,
 }
 
 /// Merges the sessions' summaries into the sample's tables, ordered by transaction type,
@@ -183,6 +251,17 @@ pub fn merge_sessions<'a>(sessions: impl IntoIterator<Item = &'a SessionSummary>
                     s.status.push(status as i8);
                     s.count.push(n as i64);
                 }
+            }
+            let r = &all.results[i];
+            if r.count > 0 {
+                let o = &mut out.results;
+                o.txn_type.push(t as i16);
+                o.warmup.push(warmup);
+                o.count.push(r.count as i64);
+                o.sum.push(r.sum);
+                o.sumsq.push(r.sumsq);
+                o.min.push(r.min);
+                o.max.push(r.max);
             }
             let g = &all.groups[i];
             if g.count == 0 {
@@ -260,6 +339,23 @@ mod tests {
         assert_eq!(whole.moments.count.iter().sum::<i64>(), n_ok);
         assert_eq!(whole.bins.count.iter().sum::<i64>(), n_ok);
         assert_eq!(whole.statuses.count.iter().sum::<i64>(), rows.len() as i64);
+    }
+
+    #[test]
+    fn results_add_up_across_sessions_and_skip_what_is_not_a_number() {
+        let mut a = SessionSummary::new(2);
+        let mut b = SessionSummary::new(2);
+        a.record_result(1, false, 2.0);
+        a.record_result(1, false, f64::NAN); // no row or NULL: not a result
+        b.record_result(1, false, -3.5);
+        b.record_result(1, true, 10.0);
+        let r = merge_sessions([&a, &b]).results;
+        assert_eq!(r.txn_type, vec![1, 1]);
+        assert_eq!(r.warmup, vec![true, false]);
+        assert_eq!(r.count, vec![1, 2]);
+        assert_eq!(r.sum, vec![10.0, -1.5]);
+        assert_eq!(r.sumsq, vec![100.0, 4.0 + 12.25]);
+        assert_eq!((r.min[1], r.max[1]), (-3.5, 2.0));
     }
 
     #[test]

@@ -40,6 +40,7 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
             name: "t".into(),
             weight: 1,
             commands,
+            result_slot: None,
         }],
         sqls: sql
             .into_iter()

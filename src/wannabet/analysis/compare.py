@@ -83,11 +83,14 @@ __all__ = [
     "verdict",
 ]
 
-Metric = Literal["latency", "throughput"]
+#: what is compared: a latency (lower is faster), a throughput (higher is faster), or the
+#: transactions' recorded result (``compare --stat result``: neither direction is faster)
+Metric = Literal["latency", "throughput", "result"]
 Level = Literal["sample", "transaction"]
-Verdict = Literal["faster", "slower", "no-difference", "inconclusive"]
+#: ``higher``/``lower``: a result that changed beyond the ROPE (the result metric only)
+Verdict = Literal["faster", "slower", "higher", "lower", "no-difference", "inconclusive"]
 
-_DEFAULT_UNIT = {"latency": "ms", "throughput": "tps"}
+_DEFAULT_UNIT = {"latency": "ms", "throughput": "tps", "result": ""}
 
 
 def _f(x: float | None) -> float | None:
@@ -621,8 +624,12 @@ def verdict(
                 "inconclusive: the test and the change of the mean point in opposite "
                 "directions; look at the distributions"
             )
-        faster = up if metric == "throughput" else not up
-        word: Verdict = "faster" if faster else "slower"
+        word: Verdict
+        if metric == "result":
+            word = "higher" if up else "lower"
+        else:
+            faster = up if metric == "throughput" else not up
+            word = "faster" if faster else "slower"
         return word, (
             f"{word}: significant at alpha={alpha:g} and the interval "
             f"[{lo:.1f}, {hi:.1f}]% lies outside {rope}"
@@ -660,8 +667,8 @@ def _validate(
         raise AnalysisError(f"condition labels must be unique; {dup} appear more than once")
     if baseline is not None and baseline not in labels:
         raise AnalysisError(f"baseline={baseline!r} is not one of the conditions {labels}")
-    if metric not in ("latency", "throughput"):
-        raise AnalysisError(f"metric={metric!r}; use 'latency' or 'throughput'")
+    if metric not in ("latency", "throughput", "result"):
+        raise AnalysisError(f"metric={metric!r}; use 'latency', 'throughput' or 'result'")
     if level not in ("sample", "transaction"):
         raise AnalysisError(f"level={level!r}; use 'sample' or 'transaction'")
     if not (0 < alpha < 1):

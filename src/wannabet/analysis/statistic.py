@@ -38,6 +38,7 @@ from .compare import (
     Comparison,
     ConditionSummary,
     Level,
+    Metric,
     PairwiseComparison,
     Verdict,
     _fmt_n,
@@ -47,7 +48,7 @@ from .compare import (
     verdict,
 )
 from .dependence import cluster_mean
-from .diagnostics import MIN_SAMPLES
+from .diagnostics import MIN_SAMPLES, Diagnostic
 from .effects import (
     _bca_interval,
     _cluster_weights,
@@ -76,9 +77,10 @@ __all__ = [
     "stat_quantile",
 ]
 
-Stat = Literal["mean", "median", "p90", "p95", "p99", "p99.9", "tps"]
-#: every statistic ``compare --stat`` judges, in the order the help lists them
-STATS: tuple[str, ...] = ("mean", "median", "p90", "p95", "p99", "p99.9", "tps")
+Stat = Literal["mean", "median", "p90", "p95", "p99", "p99.9", "tps", "result"]
+#: every statistic ``compare --stat`` judges, in the order the help lists them; ``result`` is
+#: the mean of the transactions' recorded results (``result = true``), not a latency
+STATS: tuple[str, ...] = ("mean", "median", "p90", "p95", "p99", "p99.9", "tps", "result")
 #: the quantile statistics and their probabilities
 QUANTILES: Mapping[str, float] = {
     "median": 0.5,
@@ -454,8 +456,8 @@ def compare_statistic(
     if not groups:
         raise AnalysisError("compare_statistic() got no conditions; pass at least one")
     q = stat_quantile(stat)
-    metric: Literal["latency", "throughput"] = "throughput" if stat == "tps" else "latency"
-    unit = "tps" if stat == "tps" else "ms"
+    metric: Metric = "throughput" if stat == "tps" else "result" if stat == "result" else "latency"
+    unit = {"tps": "tps", "result": ""}.get(stat, "ms")
     obs = []
     for g in groups:
         pos, values = sample_values(g, stat)
@@ -477,7 +479,9 @@ def compare_statistic(
     )
     pooled = {g.condition: pooled_value(g, stat) for g in groups}
     result = dataclasses.replace(result, stat=stat, stat_values=pooled)
-    if level == "sample" or stat == "tps":
+    if stat == "result":
+        result = _constant_results(result, rope_pct)
+    if level == "sample" or stat == "tps" or _all_constant(result):
         return result
     by_name = {g.condition: g for g in groups}
     summaries = {c.condition: c for c in result.conditions}
@@ -528,6 +532,56 @@ def compare_statistic(
     )
 
 
+def _all_constant(result: Comparison) -> bool:
+    return all(c.descriptive.sd == 0 for c in result.conditions)
+
+
+def _constant_results(result: Comparison, rope_pct: float) -> Comparison:
+    """Results that never vary are answers, not measurements: two conditions that each always
+    give the same result differ by exactly their relative difference, with no uncertainty to
+    test. A latency that never varies is a broken timer; a result that never varies is a
+    deterministic query, so its zero-variance warning becomes a note."""
+    constant = {c.condition for c in result.conditions if c.descriptive.sd == 0}
+    conditions = tuple(
+        dataclasses.replace(
+            c,
+            diagnostics=tuple(
+                Diagnostic(
+                    "constant-result",
+                    f"every sample of {c.condition!r} gave the same mean result: a"
+                    " deterministic answer",
+                    "its difference from another constant result is exact",
+                )
+                if d.code == "zero-variance"
+                else d
+                for d in c.diagnostics
+            ),
+        )
+        for c in result.conditions
+    )
+    pairs = []
+    for pair in result.comparisons:
+        if {pair.condition, pair.baseline} <= constant and pair.delta is not None:
+            change = pair.delta.estimate
+            v: Verdict = (
+                "no-difference"
+                if abs(change) <= rope_pct
+                else ("higher" if change > 0 else "lower")
+            )
+            note = (
+                f"{v}: every sample of both conditions gave the same result, so the relative"
+                f" difference {change:+.4g}% is exact"
+            )
+            pair = dataclasses.replace(
+                pair,
+                verdict=v,
+                note=note,
+                summary=f"{change:+.1f}% exact ({_fmt_n(pair.n_baseline, pair.n_condition)})",
+            )
+        pairs.append(pair)
+    return dataclasses.replace(result, conditions=conditions, comparisons=tuple(pairs))
+
+
 def _with_transactions(sh: SampleHistograms) -> SampleHistograms:
     keep = sh.n > 0
     if keep.all():
@@ -545,7 +599,7 @@ def _transaction_pair(
     *,
     alpha: float,
     rope_pct: float,
-    metric: Literal["latency", "throughput"],
+    metric: Metric,
 ) -> PairwiseComparison:
     n_b, n_o = sb.n_samples, so.n_samples
     v: Verdict
@@ -566,7 +620,7 @@ def _transaction_pair(
             metric=metric,
             test_direction=test.statistic,
         )
-    if v in ("faster", "slower") and interval is not None:
+    if v in ("faster", "slower", "higher", "lower") and interval is not None:
         summary = (
             f"{interval.estimate:+.1f}% [{interval.low:.1f}, {interval.high:.1f}] "
             f"({_fmt_p(p_adj)}, {_fmt_n(n_b, n_o)})"

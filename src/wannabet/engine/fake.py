@@ -95,7 +95,7 @@ class FakeEngine:
             lat = latency[mask]
             start[mask] = t0 + np.concatenate(([0], np.cumsum(lat)[:-1]))
         end = start + latency
-        weights = np.array([w for _, w, _ in request.program.transactions], dtype=float)
+        weights = np.array([w for _, w, _, _ in request.program.transactions], dtype=float)
         txn_type = rng.choice(len(weights), size=n, p=weights / weights.sum()).astype(np.int16)
         if progress is not None:
             progress(n, 0, (int(end.max()) - t0) / 1e9, float(np.percentile(latency, 99)) / 1e6)

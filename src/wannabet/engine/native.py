@@ -65,7 +65,7 @@ class _NativeRequest:
 
     target: str
     sessions: int
-    transactions: Sequence[tuple[str, int, Sequence[tuple[Any, ...]]]]
+    transactions: Sequence[tuple[str, int, Sequence[tuple[Any, ...]], int]]
     session_sql: tuple[str, ...]
     slots: tuple[int | float | None, ...]
     slot_names: tuple[str, ...]
@@ -207,6 +207,7 @@ class NativeEngine:
                 moments=cast("Mapping[str, NDArray[Any]]", summaries["moments"]),
                 statuses=cast("Mapping[str, NDArray[Any]]", summaries["statuses"]),
                 bins=cast("Mapping[str, NDArray[Any]]", summaries["bins"]),
+                results=cast("Mapping[str, NDArray[Any]]", summaries["results"]),
             ),
             error_codes=tuple(raw["error_codes"]),
             error_messages={

@@ -33,10 +33,14 @@ from wannabet.model import (
     Workload,
 )
 
+#: the name of the slot a transaction's result goes to (not a variable name a script can use)
+RESULT_SLOT = "(result)"
+
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    transactions: tuple[tuple[str, int, tuple[Any, ...]], ...]  # (name, weight, commands)
+    #: (name, weight, commands, result slot or -1)
+    transactions: tuple[tuple[str, int, tuple[Any, ...], int], ...]
     slots: tuple[int | float | None, ...]
     client_id_slot: int
     slot_names: tuple[str, ...]
@@ -46,7 +50,7 @@ class Program:
 
     @property
     def transaction_names(self) -> tuple[str, ...]:
-        return tuple(name for name, _, _ in self.transactions)
+        return tuple(name for name, _, _, _ in self.transactions)
 
 
 def compile_program(workload: Workload, style: Literal["dollar", "qmark"]) -> Program:
@@ -137,7 +141,15 @@ def compile_program(workload: Workload, style: Literal["dollar", "qmark"]) -> Pr
     transactions = []
     captured: set[str] = set()
     for t in workload.transactions:
-        transactions.append((t.name, t.weight, commands(t.script.commands)))
+        compiled = commands(t.script.commands)
+        result = -1
+        if t.result:
+            # The result is the first column of the script's last statement, put in a slot
+            # no script can name.
+            result = slot(RESULT_SLOT)
+            last = max(i for i, c in enumerate(compiled) if c[0] == "sql")
+            compiled = (*compiled[:last], (*compiled[last], result), *compiled[last + 1 :])
+        transactions.append((t.name, t.weight, compiled, result))
         captured.update(t.script.captured_variables)
     return Program(
         transactions=tuple(transactions),

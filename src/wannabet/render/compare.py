@@ -18,6 +18,8 @@ from wannabet.render.format import clean_strings, fixed, fmt_num, interval, p_va
 _VERDICT_STYLE = {
     "faster": "bold green",
     "slower": "bold red",
+    "higher": "bold yellow",
+    "lower": "bold yellow",
     "no-difference": "bold",
     "inconclusive": "dim",
 }

@@ -335,6 +335,44 @@ def sample_moments(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SampleResults:
+    """Per sample with a recorded result, ordered by ``sample_id``: the results' count, sum
+    and sum of squares (``result = true`` transactions)."""
+
+    sample_id: np.ndarray  # int64
+    count: np.ndarray  # int64
+    sum: np.ndarray  # float64
+    sumsq: np.ndarray  # float64
+
+
+def sample_results(
+    con: duckdb.DuckDBPyConnection,
+    run_id: int,
+    *,
+    txn_type: int | None = None,
+    include_warmup: bool = False,
+) -> SampleResults:
+    """Each sample's results, over one transaction type or all, from ``sample_results``."""
+    rows = con.execute(
+        f"""
+        SELECT r.sample_id, sum(r.count)::BIGINT AS count, fsum(r.sum) AS sum,
+               fsum(r.sumsq) AS sumsq
+        FROM sample_results r
+        WHERE r.run_id = ? {_summary_filter(txn_type, include_warmup, "r")}
+        GROUP BY r.sample_id
+        ORDER BY r.sample_id
+        """,
+        [run_id],
+    ).fetchnumpy()
+    return SampleResults(
+        sample_id=_int64(rows, "sample_id"),
+        count=_int64(rows, "count"),
+        sum=_float64(rows, "sum"),
+        sumsq=_float64(rows, "sumsq"),
+    )
+
+
 def sample_bins(
     con: duckdb.DuckDBPyConnection,
     run_id: int,

@@ -13,6 +13,9 @@ History (never edit a released migration; add a new one):
   from ``transactions`` for every existing sample that has transactions, with the statements of
   :func:`summary_inserts` (the same SQL the importers' samples are summarised with), so an older
   file analyses as a new one does.
+- 4: ``sample_results`` (issue #14): per sample, transaction type and phase, the count, sums,
+  minimum and maximum of the results of the transactions that record one (``result = true``).
+  Older samples recorded none, so nothing is backfilled.
 """
 
 from __future__ import annotations
@@ -292,6 +295,26 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             """,
             "ALTER TABLE samples ADD COLUMN recorded DOUBLE DEFAULT 1.0",
             *summary_inserts("TRUE"),
+        ),
+    ),
+    (
+        4,
+        "per-sample results of the transactions that record one",
+        (
+            """
+            CREATE TABLE sample_results (
+                run_id    INTEGER NOT NULL,
+                sample_id INTEGER NOT NULL,
+                txn_type  SMALLINT NOT NULL,
+                warmup    BOOLEAN NOT NULL,
+                count     BIGINT NOT NULL,          -- successful transactions with a number
+                sum       DOUBLE NOT NULL,
+                sumsq     DOUBLE NOT NULL,
+                min       DOUBLE NOT NULL,
+                max       DOUBLE NOT NULL,
+                PRIMARY KEY (run_id, sample_id, txn_type, warmup)
+            )
+            """,
         ),
     ),
 )

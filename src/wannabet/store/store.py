@@ -1063,6 +1063,7 @@ def _insert_summaries(
         ("sample_moments", summaries.moments),
         ("sample_statuses", summaries.statuses),
         ("sample_bins", summaries.bins),
+        ("sample_results", summaries.results),
     ):
         n = len(columns["count"])
         if not n:

@@ -18,6 +18,10 @@ an exact merge of the per-type rows (sums add, histograms merge bin by bin).
     the latency histogram of the successful transactions of each (txn_type, warmup): one row per
     non-empty bin ``[lo_ns, hi_ns]`` with its ``count`` (HdrHistogram's layout with 2 significant
     digits; see :mod:`wannabet.analysis.histogram`).
+``results``
+    for transaction types that record a result (``result = true``): one row per (txn_type,
+    warmup) with at least one successful transaction whose result is a number: ``count``,
+    ``sum``, ``sumsq``, ``min``, ``max`` of the results. Empty otherwise.
 
 :func:`from_columns` computes the same summaries from a sample's transaction columns in NumPy:
 the reference the engine's are tested against, and what engines without native summaries use.
@@ -26,7 +30,7 @@ the reference the engine's are tested against, and what engines without native s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,7 +38,14 @@ from numpy.typing import NDArray
 
 from wannabet.analysis import histogram
 
-__all__ = ["BIN_COLUMNS", "MOMENT_COLUMNS", "STATUS_COLUMNS", "SampleSummaries", "from_columns"]
+__all__ = [
+    "BIN_COLUMNS",
+    "MOMENT_COLUMNS",
+    "RESULT_COLUMNS",
+    "STATUS_COLUMNS",
+    "SampleSummaries",
+    "from_columns",
+]
 
 Columns = Mapping[str, NDArray[np.generic]]
 
@@ -62,6 +73,19 @@ BIN_COLUMNS: tuple[tuple[str, type], ...] = (
     ("hi_ns", np.int64),
     ("count", np.int64),
 )
+RESULT_COLUMNS: tuple[tuple[str, type], ...] = (
+    ("txn_type", np.int16),
+    ("warmup", np.bool_),
+    ("count", np.int64),
+    ("sum", np.float64),
+    ("sumsq", np.float64),
+    ("min", np.float64),
+    ("max", np.float64),
+)
+
+
+def _none(spec: tuple[tuple[str, type], ...]) -> dict[str, NDArray[Any]]:
+    return {col: np.empty(0, dtype=dtype) for col, dtype in spec}
 
 
 def _table(
@@ -86,18 +110,18 @@ class SampleSummaries:
     moments: Mapping[str, NDArray[Any]]
     statuses: Mapping[str, NDArray[Any]]
     bins: Mapping[str, NDArray[Any]]
+    #: empty unless transactions record a result (``result = true``)
+    results: Mapping[str, NDArray[Any]] = field(default_factory=lambda: _none(RESULT_COLUMNS))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "moments", _table("moments", self.moments, MOMENT_COLUMNS))
         object.__setattr__(self, "statuses", _table("statuses", self.statuses, STATUS_COLUMNS))
         object.__setattr__(self, "bins", _table("bins", self.bins, BIN_COLUMNS))
+        object.__setattr__(self, "results", _table("results", self.results, RESULT_COLUMNS))
 
     @classmethod
     def empty(cls) -> SampleSummaries:
-        def none(spec: tuple[tuple[str, type], ...]) -> dict[str, NDArray[Any]]:
-            return {col: np.empty(0, dtype=dtype) for col, dtype in spec}
-
-        return cls(none(MOMENT_COLUMNS), none(STATUS_COLUMNS), none(BIN_COLUMNS))
+        return cls(_none(MOMENT_COLUMNS), _none(STATUS_COLUMNS), _none(BIN_COLUMNS))
 
 
 def from_columns(columns: Columns, measure_start_ns: int) -> SampleSummaries:
