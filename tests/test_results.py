@@ -10,9 +10,12 @@ import sqlite3
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
+from wannabet.analysis.statistic import ConditionSamples, compare_statistic
 from wannabet.backends import parse_target
 from wannabet.cli import app
 from wannabet.engine import NativeEngine
@@ -191,3 +194,40 @@ def test_a_bad_result_setting_is_named(line: str, script: str, message: str) -> 
     with pytest.raises(SpecError, match=message) as info:
         parse_experiment(text, file="e.toml")
     assert "workload.transactions[0].result" in str(info.value)
+
+
+def samples_of(condition: str, means: list[float]) -> ConditionSamples:
+    """One transaction per sample whose answer is the sample's mean."""
+    k = len(means)
+    return ConditionSamples(
+        condition=condition,
+        position=np.arange(k, dtype=np.int64),
+        count=np.ones(k),
+        sum_ms=np.asarray(means, dtype=float),
+        sumsq_ms=np.asarray(means, dtype=float) ** 2,
+    )
+
+
+def test_an_estimate_is_tested_against_the_exact_answer_as_scipy_does() -> None:
+    estimates = [101.0, 103.5, 99.0, 104.0, 102.5, 100.5, 103.0, 102.0]
+    exact = samples_of("exact", [100.0] * 8)
+    result = compare_statistic(
+        [exact, samples_of("estimate", estimates)], stat="result", baseline="exact"
+    )
+    (pair,) = result.comparisons
+    reference = stats.ttest_1samp(estimates, 100.0)
+    assert pair.p_adjusted == pytest.approx(reference.pvalue, rel=1e-9)
+    low, high = stats.t.interval(0.95, 7, loc=np.mean(estimates), scale=stats.sem(estimates))
+    assert pair.delta is not None
+    assert (pair.delta.low, pair.delta.high) == pytest.approx((low - 100.0, high - 100.0))
+    assert pair.verdict == "inconclusive"  # +1.9%, its interval reaching into the ±2% ROPE
+    # The other way round: the exact answer against a varying baseline, through 1 / x.
+    flipped = compare_statistic(
+        [samples_of("estimate", estimates), exact], stat="result", baseline="estimate"
+    )
+    (back,) = flipped.comparisons
+    assert back.p_adjusted == pytest.approx(reference.pvalue, rel=1e-9)
+    assert back.delta is not None
+    assert (back.delta.low, back.delta.high) == pytest.approx(
+        (100 * (100.0 / high - 1), 100 * (100.0 / low - 1))
+    )

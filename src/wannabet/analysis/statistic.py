@@ -480,7 +480,7 @@ def compare_statistic(
     pooled = {g.condition: pooled_value(g, stat) for g in groups}
     result = dataclasses.replace(result, stat=stat, stat_values=pooled)
     if stat == "result":
-        result = _constant_results(result, rope_pct)
+        result = _constant_results(result, alpha, rope_pct)
     if level == "sample" or stat == "tps" or _all_constant(result):
         return result
     by_name = {g.condition: g for g in groups}
@@ -536,12 +536,44 @@ def _all_constant(result: Comparison) -> bool:
     return all(c.descriptive.sd == 0 for c in result.conditions)
 
 
-def _constant_results(result: Comparison, rope_pct: float) -> Comparison:
+def _against_constant(
+    varying: ConditionSummary, constant: float, *, baseline_constant: bool, alpha: float
+) -> tuple[Interval | None, TestResult]:
+    """The relative difference between a varying condition's mean answer and a constant one:
+    a one-sample t test of the varying condition's sample means against the constant, and
+    its t interval carried through the ratio (exact, since the constant has no error)."""
+    d = varying.descriptive
+    n = d.n
+    name = "one-sample t against the constant answer"
+    if n < 2 or d.sd == 0 or constant == 0:
+        return None, TestResult(name, None, None, note="needs 2 varying samples, a nonzero answer")
+    se = d.sd / math.sqrt(n)
+    t = (d.mean - constant) / se
+    p = float(2 * stats.t.sf(abs(t), n - 1))
+    h = float(stats.t.ppf(1 - alpha / 2, n - 1)) * se
+    lo, hi = d.mean - h, d.mean + h
+    method = f"t ({n - 1} df), one sample"
+    if baseline_constant:
+        ends = sorted((end / constant - 1) * 100 for end in (lo, hi))
+        est = (d.mean / constant - 1) * 100
+        return Interval(est, ends[0], ends[1], 1 - alpha, method), TestResult(name, t, p, (n - 1,))
+    if lo <= 0 <= hi:
+        return None, TestResult(name, -t, p, (n - 1,), note="the baseline's interval spans 0")
+    ends = sorted((constant / end - 1) * 100 for end in (lo, hi))
+    est = (constant / d.mean - 1) * 100
+    return Interval(est, ends[0], ends[1], 1 - alpha, method), TestResult(name, -t, p, (n - 1,))
+
+
+def _constant_results(result: Comparison, alpha: float, rope_pct: float) -> Comparison:
     """Results that never vary are answers, not measurements: two conditions that each always
     give the same result differ by exactly their relative difference, with no uncertainty to
-    test. A latency that never varies is a broken timer; a result that never varies is a
-    deterministic query, so its zero-variance warning becomes a note."""
+    test, and a varying condition is tested against a constant one (the exact answer) by a
+    one-sample t test. A latency that never varies is a broken timer; a result that never
+    varies is a deterministic query, so its zero-variance warning becomes a note."""
     constant = {c.condition for c in result.conditions if c.descriptive.sd == 0}
+    by_name = {c.condition: c for c in result.conditions}
+    # A pair tested against a constant is Bonferroni-adjusted over all the pairs.
+    m = max(len(result.comparisons), 1)
     conditions = tuple(
         dataclasses.replace(
             c,
@@ -577,6 +609,38 @@ def _constant_results(result: Comparison, rope_pct: float) -> Comparison:
                 verdict=v,
                 note=note,
                 summary=f"{change:+.1f}% exact ({_fmt_n(pair.n_baseline, pair.n_condition)})",
+            )
+        elif len({pair.condition, pair.baseline} & constant) == 1:
+            base_constant = pair.baseline in constant
+            fixed = by_name[pair.baseline if base_constant else pair.condition]
+            varying = by_name[pair.condition if base_constant else pair.baseline]
+            interval, test = _against_constant(
+                varying, fixed.descriptive.mean, baseline_constant=base_constant, alpha=alpha
+            )
+            p_adj = None if test.p_value is None else min(1.0, test.p_value * m)
+            v, note = verdict(
+                p_value=p_adj,
+                interval=interval,
+                alpha=alpha,
+                rope_pct=rope_pct,
+                metric="result",
+                test_direction=test.statistic,
+            )
+            n = _fmt_n(pair.n_baseline, pair.n_condition)
+            summary = f"? ({_fmt_p(p_adj)}, {n})"
+            if interval is not None and v in ("higher", "lower"):
+                summary = (
+                    f"{interval.estimate:+.1f}% [{interval.low:.1f}, {interval.high:.1f}]"
+                    f" ({_fmt_p(p_adj)}, {n})"
+                )
+            pair = dataclasses.replace(
+                pair,
+                test=test,
+                p_adjusted=p_adj,
+                delta=interval,
+                verdict=v,
+                note=f"{note}; {fixed.condition!r} always gave the same answer",
+                summary=summary,
             )
         pairs.append(pair)
     return dataclasses.replace(result, conditions=conditions, comparisons=tuple(pairs))
