@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from wannabet.design import conditions
 from wannabet.errors import SpecError
 from wannabet.model import AUTO_MAX_ROWS
 from wannabet.spec import load_experiment, parse_experiment
@@ -62,7 +63,7 @@ def test_valid_file_builds_the_model() -> None:
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
 def test_examples_are_valid(path: Path) -> None:
     exp = load_experiment(path)
-    assert exp.workload.transactions
+    assert all(c.transactions or exp.workload.transactions for c in conditions(exp.factors))
 
 
 def test_unknown_key_suggests_the_right_one_with_its_line() -> None:
@@ -253,3 +254,25 @@ def test_a_bad_record_names_the_key_its_line_and_the_choices(value: str, fragmen
     line = VALID.count("\n", 0, VALID.index("seed = 7")) + 2
     assert message.startswith(f"exp.toml:{line}: sampling.record: "), message
     assert fragment in message
+
+
+def test_the_workload_needs_no_transactions_when_every_level_brings_its_own() -> None:
+    text = textwrap.dedent(
+        """\
+        name = "a-vs-b"
+        [workload]
+        sessions = 2
+        [[factors]]
+        name = "query"
+        [factors.levels.a]
+        transactions = [{ name = "q", script = "SELECT 1;" }]
+        [factors.levels.b]
+        transactions = [{ name = "q", script = "SELECT 2;" }]
+        """
+    )
+    experiment = parse_experiment(text, file="e.toml")
+    assert experiment.workload.transactions == ()
+    # One level without its own transactions would run none.
+    partial = text.replace('transactions = [{ name = "q", script = "SELECT 2;" }]', "rate = 5")
+    err = error_for(partial)
+    assert "workload.transactions: needs at least one [[workload.transactions]]" in str(err)

@@ -263,6 +263,7 @@ def check(
         raise typer.Exit(SpecError.exit_code)
     experiment = load_experiment(file)
     conditions = design.conditions(experiment.factors)
+    types = {t.name for c in conditions for t in c.transactions or experiment.workload.transactions}
     checked = ""
     if target is not None:
         findings = dry_run_experiment(
@@ -289,7 +290,7 @@ def check(
     console.print(
         f"ok: {markup(str(file))}: {_count(len(conditions), 'condition')},"
         f" {_count(experiment.sampling.samples, 'sample')} each,"
-        f" {_count(len(experiment.workload.transactions), 'transaction type')}{checked}",
+        f" {_count(len(types), 'transaction type')}{checked}",
         highlight=False,
     )
 

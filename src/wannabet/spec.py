@@ -296,6 +296,7 @@ class _Reader:
         )
         no_factors: tuple[Factor, ...] = ()
         factors = self.attempt(lambda: self.factors(data.get("factors", []), workload), no_factors)
+        self.attempt(lambda: self.some_transactions(data, workload, factors), None)
         self.attempt(lambda: self.placeholders(factors, workload), None)
         sampling = self.attempt(
             lambda: self.sampling(self.table(data, "sampling", "")), SamplingPlan()
@@ -355,7 +356,10 @@ class _Reader:
         sessions = self.integer(data, "sessions", "workload.sessions", 1, minimum=1, maximum=10_000)
         variables = self.variables(data.get("variables", {}))
         known = set(PREDEFINED_VARIABLES) | {name for name, _ in variables}
-        transactions = self.transactions(data.get("transactions"), "workload.transactions", known)
+        # Absent: every level of a factor must bring its own (checked once factors are read).
+        transactions: tuple[Transaction, ...] = ()
+        if "transactions" in data:
+            transactions = self.transactions(data["transactions"], "workload.transactions", known)
         rate = self.rate(data, "workload.rate")
         on_error = data.get("on_error", "continue")
         if on_error not in ("continue", "abort"):
@@ -394,6 +398,21 @@ class _Reader:
                 raise self.fail(f"{key}.{name}", f"must be text or a number, not {_type(value)}")
             out.append((str(name), str(value)))
         return tuple(out)
+
+    def some_transactions(
+        self, data: Mapping[str, Any], workload: Workload, factors: tuple[Factor, ...]
+    ) -> None:
+        """The workload's transactions, unless a factor gives every level its own."""
+        table = data.get("workload")
+        if workload.transactions or not isinstance(table, dict) or "transactions" in table:
+            return  # there are some, or their own error was reported
+        if any(f.settings and all(s.transactions for s in f.settings) for f in factors):
+            return
+        raise self.fail(
+            "workload.transactions",
+            "needs at least one [[workload.transactions]] table with name and script (or a"
+            " factor whose every level sets its own transactions)",
+        )
 
     def placeholders(self, factors: tuple[Factor, ...], workload: Workload) -> None:
         """Scripts with ``{factor}`` placeholders parse with each level put in (the other
