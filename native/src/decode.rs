@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyTuple};
 
-use crate::runner::{Capture, Command, Plan, Protocol, SqlText, Transaction};
+use crate::runner::{Capture, Command, PipelineOp, Plan, Protocol, SqlText, Transaction};
 use crate::script::{Expr, Func, Op, Value};
 
 pub(crate) fn bad(msg: impl Into<String>) -> PyErr {
@@ -247,6 +247,15 @@ fn parse_command(
             t.get_item(2)?.extract()?,
         ),
         "jump" => Command::Jump(t.get_item(1)?.extract()?),
+        "pipeline" => {
+            let kind: String = t.get_item(1)?.extract()?;
+            Command::Pipeline(match kind.as_str() {
+                "start" => PipelineOp::Start,
+                "sync" => PipelineOp::Sync,
+                "end" => PipelineOp::End,
+                _ => return Err(bad(format!("unknown pipeline command {kind:?}"))),
+            })
+        }
         _ => return Err(bad(format!("unknown command tag {tag:?}"))),
     })
 }

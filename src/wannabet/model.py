@@ -181,7 +181,16 @@ class BranchCommand:
     line: int
 
 
-Command = SetCommand | SleepCommand | SqlCommand | CopyCommand | BranchCommand
+@dataclass(frozen=True, slots=True)
+class PipelineCommand:
+    """``\\startpipeline``, ``\\syncpipeline``, ``\\endpipeline`` (PostgreSQL): the statements
+    between them are sent without waiting for each other's results."""
+
+    kind: Literal["start", "sync", "end"]
+    line: int
+
+
+Command = SetCommand | SleepCommand | SqlCommand | CopyCommand | BranchCommand | PipelineCommand
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +203,11 @@ class Script:
     #: the text parses only with its ``{factor}`` placeholders filled in: the commands are a
     #: stand-in, and every condition parses its own copy (``design.with_placeholders``)
     needs_levels: bool = False
+
+    @property
+    def pipelined(self) -> bool:
+        """Whether it uses ``\\startpipeline``."""
+        return any(isinstance(c, PipelineCommand) for c in self.commands)
 
     @property
     def statements(self) -> tuple[SqlCommand, ...]:

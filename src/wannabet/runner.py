@@ -54,6 +54,7 @@ from wannabet.model import (
     Background,
     Condition,
     Experiment,
+    PipelineCommand,
     ScheduledSample,
     SqlCommand,
     StatisticsPlan,
@@ -429,6 +430,7 @@ def _plan(experiment: Experiment, target: Target) -> _Plan:
             if all(known.name != t.name for known in types):
                 types.append(t)
         _check_fetch_size(experiment, condition, where)
+        _check_pipelines(experiment, condition, where)
         key = (transactions, where.placeholder_style)
         if key not in compiled:
             workload = dataclasses.replace(experiment.workload, transactions=transactions)
@@ -495,6 +497,32 @@ def _check_fetch_size(experiment: Experiment, condition: Condition, target: Targ
             ' "prepared" with fetch_size (as JDBC and libpq do)',
             file=experiment.source_path,
             key=where,
+        )
+
+
+def _check_pipelines(experiment: Experiment, condition: Condition, target: Target) -> None:
+    """``\\startpipeline`` needs a server that takes statements before answering the last,
+    and a protocol that binds (pgbench refuses it with ``-M simple`` too)."""
+    ran = condition.transactions or experiment.workload.transactions
+    piped = next((t for t in ran if t.script.pipelined), None)
+    if piped is None:
+        return
+    line = piped.file_line(
+        next(c.line for c in piped.script.commands if isinstance(c, PipelineCommand))
+    )
+    if not target.backend.pipelines:
+        raise SpecError(
+            f"transaction {piped.name!r} uses \\startpipeline, which {target.kind} does not"
+            " have; run it on PostgreSQL or remove the pipeline",
+            file=experiment.source_path,
+            line=line,
+        )
+    if (condition.protocol or experiment.workload.protocol) == "simple":
+        raise SpecError(
+            f"transaction {piped.name!r} uses \\startpipeline, which needs protocol ="
+            f' "extended" or "prepared" (as pgbench refuses -M simple); in {condition.label}',
+            file=experiment.source_path,
+            line=line,
         )
 
 

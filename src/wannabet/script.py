@@ -41,6 +41,7 @@ from wannabet.model import (
     Neg,
     Not,
     NullLit,
+    PipelineCommand,
     Script,
     SetCommand,
     SleepCommand,
@@ -79,7 +80,20 @@ SEEDED_FUNCTIONS = {"hash": 2, "hash_fnv1a": 2, "hash_murmur2": 2, "permute": 3}
 #: other names of functions, as pgbench has them
 FUNCTION_ALIASES = {"power": "pow"}
 
-META_COMMANDS = ("set", "sleep", "if", "elif", "else", "endif", "gset", "aset", "copy")
+META_COMMANDS = (
+    "set",
+    "sleep",
+    "if",
+    "elif",
+    "else",
+    "endif",
+    "gset",
+    "aset",
+    "copy",
+    "startpipeline",
+    "syncpipeline",
+    "endpipeline",
+)
 _KEYWORDS = {
     "and", "or", "not", "is", "isnull", "notnull", "null", "true", "false",
     "case", "when", "then", "else", "end",
@@ -174,6 +188,7 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
     if not any(isinstance(c, SqlCommand | CopyCommand) for c in commands):
         raise ScriptError("the script has no SQL statement; add at least one, ending with ;", 1)
     _check_branches(commands)
+    _check_pipelines(commands)
     return Script(
         text=text, commands=tuple(commands), captured_variables=tuple(sorted(scope.deferred))
     )
@@ -247,6 +262,43 @@ def _check_branches(commands: list[Command]) -> None:
         raise ScriptError("\\if without \\endif; close it with \\endif", open_ifs[-1][0])
 
 
+def _check_pipelines(commands: list[Command]) -> None:
+    """``\\startpipeline`` ... ``\\endpipeline`` pair up, and what is inside needs no result
+    before the pipeline ends: no ``\\gset``/``\\aset``, ``\\if`` or ``\\copy`` inside."""
+    start: int | None = None
+    for c in commands:
+        if isinstance(c, PipelineCommand):
+            if c.kind == "start":
+                if start is not None:
+                    raise ScriptError(
+                        f"\\startpipeline inside the pipeline started on line {start}", c.line
+                    )
+                start = c.line
+            elif start is None:
+                raise ScriptError(f"\\{c.kind}pipeline without \\startpipeline before it", c.line)
+            elif c.kind == "end":
+                start = None
+            continue
+        if start is None:
+            continue
+        refused: tuple[str, str] | None = None
+        if isinstance(c, SqlCommand) and c.capture is not None:
+            refused = (f"\\{c.capture[0]}", "its result would arrive only at \\endpipeline")
+        elif isinstance(c, BranchCommand):
+            refused = (f"\\{c.kind}", "a branch cannot depend on results still to come")
+        elif isinstance(c, CopyCommand):
+            refused = ("\\copy", "a COPY cannot be pipelined")
+        if refused is not None:
+            what, why = refused
+            raise ScriptError(
+                f"{what} inside the pipeline started on line {start} ({why}); end the pipeline"
+                " first",
+                c.line,
+            )
+    if start is not None:
+        raise ScriptError("\\startpipeline without \\endpipeline; end it in the script", start)
+
+
 def _only_comments(text: str) -> bool:
     """True when ``text`` holds nothing but white space and ``--`` or ``/* */`` comments."""
     return _strip_comments(text).strip() == ""
@@ -298,6 +350,11 @@ def _parse_meta(line: str, lineno: int, scope: _Scope) -> Command:
         return BranchCommand(kind=word, expr=None, line=lineno)  # type: ignore[arg-type]
     if word == "copy":
         return _parse_copy(rest, lineno, scope)
+    if word in ("startpipeline", "syncpipeline", "endpipeline"):
+        if rest:
+            raise ScriptError(f"\\{word} takes nothing after it (got {rest!r})", lineno)
+        kind = word.removesuffix("pipeline")
+        return PipelineCommand(kind=kind, line=lineno)  # type: ignore[arg-type]
     if word == "set":
         name, _, expr_text = rest.partition(" ")
         if not _NAME.fullmatch(name):

@@ -33,10 +33,12 @@ from wannabet.model import (
     HeldSession,
     Hook,
     LevelSettings,
+    PipelineCommand,
     QueryProtocol,
     SamplingPlan,
     Script,
     Setup,
+    SqlCommand,
     StatisticsPlan,
     Transaction,
     Workload,
@@ -502,6 +504,12 @@ class _Reader:
                     raise self.fail(
                         f"{key}.result",
                         "the script has no SQL statement whose first column could be its result",
+                    )
+                if result and _last_statement_pipelined(script):
+                    raise self.fail(
+                        f"{key}.result",
+                        "the script's last statement is inside a pipeline, whose results are not"
+                        " read; end the script with a statement after \\endpipeline",
                     )
                 transactions.append(
                     Transaction(
@@ -1118,3 +1126,14 @@ class _KeyLocator:
         if not found:
             return None
         return found[1] + offset - 1
+
+
+def _last_statement_pipelined(script: Script) -> bool:
+    """Whether the script's last SQL statement lies between ``\\startpipeline`` and its end."""
+    open_pipeline = last = False
+    for c in script.commands:
+        if isinstance(c, PipelineCommand):
+            open_pipeline = c.kind != "end"
+        elif isinstance(c, SqlCommand):
+            last = open_pipeline
+    return last

@@ -174,7 +174,26 @@ pub trait Session {
     /// adds them and the bytes read to the session's counters.
     fn copy_in(&mut self, spec: &crate::copy::CopySpec, range: Option<(i64, i64)>)
         -> DbResult<u64>;
-    /// Rolls back an open transaction after a failure, if there is one.
+    /// `\startpipeline`: statements from now on are sent without waiting for
+    /// each other's results (their `execute` returns at once).
+    fn pipeline_start(&mut self) -> DbResult<()> {
+        Err(DbError::new(
+            Status::Script,
+            None,
+            "pipelines need PostgreSQL".to_string(),
+        ))
+    }
+    /// `\syncpipeline` (`end` false) and `\endpipeline` (`end` true): wait
+    /// for the results of what the pipeline sent; the first error is returned.
+    fn pipeline_sync(&mut self, _end: bool) -> DbResult<()> {
+        Err(DbError::new(
+            Status::Script,
+            None,
+            "pipelines need PostgreSQL".to_string(),
+        ))
+    }
+    /// Rolls back an open transaction after a failure, if there is one (and
+    /// leaves a pipeline the failure interrupted).
     fn rollback_if_needed(&mut self) -> DbResult<()>;
     /// One statement, every value as text (None for NULL).
     fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>>;

@@ -14,7 +14,7 @@ mod summary;
 mod tests;
 
 pub use gate::Anchor;
-pub use plan::{Capture, Command, Plan, Protocol, SqlText, Transaction};
+pub use plan::{Capture, Command, PipelineOp, Plan, Protocol, SqlText, Transaction};
 pub use progress::{Progress, ThreadStats};
 pub use sample::{thread_cpu_ns, Columns, Fatal, FatalKind, PrepareFailure, Sample, SampleResult};
 pub use summary::{merge_sessions, Bins, Moments, SessionSummary, Statuses, Summaries};

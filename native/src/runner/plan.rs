@@ -20,6 +20,15 @@ pub enum Command {
     JumpUnless(Expr, usize),
     /// The end of a taken `\if` branch: continue after `\endif`.
     Jump(usize),
+    /// `\startpipeline`, `\syncpipeline`, `\endpipeline`.
+    Pipeline(PipelineOp),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum PipelineOp {
+    Start,
+    Sync,
+    End,
 }
 
 /// `\gset` / `\aset`: the result's columns become the variables named

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::gate::{Anchor, Arrival};
 use super::plan::{
-    Capture, Command, Plan, Transaction, STREAM_CHOOSE, STREAM_FUNC, STREAM_RECORD, STREAM_THROTTLE,
+    Capture, Command, PipelineOp, Plan, Transaction, STREAM_CHOOSE, STREAM_FUNC, STREAM_RECORD,
+    STREAM_THROTTLE,
 };
 use super::sample::{
     panic_text, thread_cpu_ns, Fatal, FatalKind, PrepareFailure, Rec, Shared, ThreadOut, CHUNK,
@@ -332,6 +333,11 @@ fn run_script<S: Session>(
                 }
             }
             Command::Jump(to) => pc = *to,
+            Command::Pipeline(op) => match op {
+                PipelineOp::Start => s.pipeline_start()?,
+                PipelineOp::Sync => s.pipeline_sync(false)?,
+                PipelineOp::End => s.pipeline_sync(true)?,
+            },
         }
     }
     Ok(())

@@ -76,6 +76,8 @@ class Backend:
     work: Callable[[], WorkSource]
     #: whether ``fetch_size`` means something: the server keeps a cursor between round trips
     fetch_size: bool = False
+    #: whether scripts may use ``\\startpipeline`` (statements sent before results arrive)
+    pipelines: bool = False
 
 
 @cache

@@ -26,6 +26,7 @@ from wannabet.model import (
     Neg,
     Not,
     NullLit,
+    PipelineCommand,
     SetCommand,
     SleepCommand,
     SqlCommand,
@@ -111,6 +112,8 @@ def compile_program(workload: Workload, style: Literal["dollar", "qmark"]) -> Pr
             elif isinstance(c, SqlCommand):
                 sql, params = c.render(style)
                 out.append(["sql", sql, [slot(p) for p in params], list(c.parts), c.capture])
+            elif isinstance(c, PipelineCommand):
+                out.append(["pipeline", c.kind])
             elif isinstance(c, CopyCommand):
                 series = None if c.series is None else (expr(c.series[0]), expr(c.series[1]))
                 spec = (c.table, list(c.columns), c.path, list(c.options), c.options_sql)

@@ -47,6 +47,9 @@ pub struct PgSession {
     protocol: Protocol,
     /// Rows per round trip (0: the whole result at once).
     fetch_size: u32,
+    /// In a pipeline: the statements sent since its start or last sync, with
+    /// their values, whose results are awaited at the next sync or end.
+    pipeline: Option<Vec<(usize, Vec<Value>)>>,
     /// Reused across executions: no allocation per statement on our side.
     pub(super) params: Vec<Param>,
     /// Reused for simple-protocol statement text.
@@ -112,6 +115,7 @@ impl PgSession {
             stmts: Vec::new(),
             protocol: Protocol::Prepared,
             fetch_size: 0,
+            pipeline: None,
             params: Vec::new(),
             inline: String::new(),
             copied: (0, 0),
@@ -285,6 +289,12 @@ impl Session for PgSession {
     }
 
     fn execute(&mut self, stmt: usize, values: &[Value], into: Option<Store<'_>>) -> DbResult<u64> {
+        if let Some(queued) = self.pipeline.as_mut() {
+            // The script's parser keeps \gset and \aset out of pipelines.
+            debug_assert!(into.is_none());
+            queued.push((stmt, values.to_vec()));
+            return Ok(0);
+        }
         if self.protocol == Protocol::Simple {
             return self.execute_simple(stmt, values, into);
         }
@@ -354,7 +364,32 @@ impl Session for PgSession {
         r.map(|_| 0).map_err(|e| self.classify(e))
     }
 
+    fn pipeline_start(&mut self) -> DbResult<()> {
+        if self.protocol == Protocol::Simple {
+            return Err(DbError::new(
+                Status::Script,
+                None,
+                "pipelines need the extended or prepared protocol".to_string(),
+            ));
+        }
+        self.pipeline = Some(Vec::new());
+        Ok(())
+    }
+
+    fn pipeline_sync(&mut self, end: bool) -> DbResult<()> {
+        let queued = if end {
+            self.pipeline.take().unwrap_or_default()
+        } else {
+            self.pipeline
+                .as_mut()
+                .map(std::mem::take)
+                .unwrap_or_default()
+        };
+        self.send_pipelined(queued)
+    }
+
     fn rollback_if_needed(&mut self) -> DbResult<()> {
+        self.pipeline = None;
         // ROLLBACK outside a transaction costs a round trip and a server
         // WARNING, so only send it when the last ReadyForQuery said we are in
         // one. The server flushes an ErrorResponse before its ReadyForQuery,
@@ -446,6 +481,77 @@ impl Session for PgSession {
 }
 
 impl PgSession {
+    /// The statements of a pipeline, all sent before any result is awaited:
+    /// tokio-postgres writes requests in the order their futures are first
+    /// polled and matches the answers in that order, so polling them
+    /// together pipelines them. The driver ends each statement with a Sync of
+    /// its own, where pgbench sends one per `\syncpipeline`/`\endpipeline`
+    /// and so makes what lies between one implicit transaction; outside the
+    /// script's transaction the engine sends BEGIN and COMMIT around them in
+    /// the same pipeline, so that a failing statement aborts the rest and
+    /// commits nothing, as in pgbench. The first error is returned.
+    fn send_pipelined(&mut self, queued: Vec<(usize, Vec<Value>)>) -> DbResult<()> {
+        if queued.is_empty() {
+            return Ok(());
+        }
+        let mut bound: Vec<Vec<Param>> = Vec::with_capacity(queued.len());
+        for (stmt, values) in &queued {
+            let mut params = Vec::with_capacity(values.len());
+            for (i, (k, v)) in self.stmts[*stmt].kinds.iter().zip(values).enumerate() {
+                params.push(convert(*k, *v).map_err(|m| {
+                    DbError::new(Status::Script, None, format!("parameter ${}: {m}", i + 1))
+                })?);
+            }
+            bound.push(params);
+        }
+        let wrap = self.driver.io.txn_status.load(Relaxed) == b'I';
+        let client = self.client.as_ref().expect("open");
+        let stmts = &self.stmts;
+        let sent = queued.iter().zip(&bound).map(|((stmt, _), params)| {
+            let prepared = &stmts[*stmt];
+            async move {
+                let refs = params.iter().map(|p| p as &(dyn ToSql + Sync));
+                match &prepared.stmt {
+                    Some(statement) => client.execute_raw(statement, refs).await.map(|_| ()),
+                    None => {
+                        let typed = refs.zip(prepared.types.iter().cloned());
+                        let rows = client.query_typed_raw(&prepared.text, typed).await?;
+                        drain(rows, None).await.map(|_| ())
+                    }
+                }
+            }
+        });
+        let all = async {
+            let begin = wrap.then(|| client.batch_execute("BEGIN"));
+            let commit = async {
+                if wrap {
+                    // In an aborted transaction the server answers COMMIT with ROLLBACK.
+                    client.batch_execute("COMMIT").await
+                } else {
+                    Ok(())
+                }
+            };
+            let (began, results, committed) = futures_util::future::join3(
+                async {
+                    match begin {
+                        Some(b) => b.await,
+                        None => Ok(()),
+                    }
+                },
+                futures_util::future::join_all(sent),
+                commit,
+            )
+            .await;
+            began?;
+            for r in results {
+                r?;
+            }
+            committed
+        };
+        let r = run(&self.driver, &mut self.conn, all);
+        r.map_err(|e| self.classify(e))
+    }
+
     /// A result `fetch_size` rows per round trip, as JDBC's `setFetchSize`:
     /// the statement is bound to a portal, which each Execute asks for the
     /// next rows of. A portal lives until its transaction ends, so outside

@@ -48,4 +48,5 @@ BACKEND = Backend(
     samplers=_samplers,
     work=_work,
     fetch_size=True,
+    pipelines=True,
 )
