@@ -158,6 +158,7 @@ fn parse_command(
             if parts.len() != params.len() + 1 {
                 return Err(bad("a statement needs one more text part than parameters"));
             }
+            let compound = t.len() > 6 && t.get_item(6)?.extract::<bool>()?;
             let next = dedup.sqls.len();
             let id = *dedup.index.entry(text.clone()).or_insert(next);
             if id == next {
@@ -166,6 +167,7 @@ fn parse_command(
                     n_params: params.len(),
                     parts,
                     origin,
+                    compound,
                 });
             } else if dedup.sqls[id].n_params != params.len() {
                 return Err(bad(

@@ -141,6 +141,8 @@ class SqlCommand:
     #: ``\\gset [prefix]`` (exactly one row) or ``\\aset [prefix]`` (the last of any rows): the
     #: result's columns become the variables prefix + column name
     capture: tuple[Literal["gset", "aset"], str] | None = None
+    #: joined with ``\\;`` to the next statements: several statements sent as one query
+    compound: bool = False
 
     def render(self, style: Literal["dollar", "qmark"]) -> tuple[str, tuple[str, ...]]:
         """The statement with native placeholders, and the variables in placeholder order.

@@ -431,6 +431,7 @@ def _plan(experiment: Experiment, target: Target) -> _Plan:
                 types.append(t)
         _check_fetch_size(experiment, condition, where)
         _check_pipelines(experiment, condition, where)
+        _check_compound(experiment, condition, where)
         key = (transactions, where.placeholder_style)
         if key not in compiled:
             workload = dataclasses.replace(experiment.workload, transactions=transactions)
@@ -484,7 +485,7 @@ def _check_fetch_size(experiment: Experiment, condition: Condition, target: Targ
     if not (condition.fetch_size or experiment.workload.fetch_size):
         return
     where = f"fetch_size ({condition.label})"
-    if not target.backend.fetch_size:
+    if "fetch_size" not in target.backend.features:
         raise SpecError(
             f"{target.kind} reads a result in the client's process, so a fetch size changes"
             " nothing; remove fetch_size or run on PostgreSQL",
@@ -510,7 +511,7 @@ def _check_pipelines(experiment: Experiment, condition: Condition, target: Targe
     line = piped.file_line(
         next(c.line for c in piped.script.commands if isinstance(c, PipelineCommand))
     )
-    if not target.backend.pipelines:
+    if "pipelines" not in target.backend.features:
         raise SpecError(
             f"transaction {piped.name!r} uses \\startpipeline, which {target.kind} does not"
             " have; run it on PostgreSQL or remove the pipeline",
@@ -521,6 +522,31 @@ def _check_pipelines(experiment: Experiment, condition: Condition, target: Targe
         raise SpecError(
             f"transaction {piped.name!r} uses \\startpipeline, which needs protocol ="
             f' "extended" or "prepared" (as pgbench refuses -M simple); in {condition.label}',
+            file=experiment.source_path,
+            line=line,
+        )
+
+
+def _check_compound(experiment: Experiment, condition: Condition, target: Target) -> None:
+    """``\\;`` joins statements into one query, which only the simple protocol sends (the
+    server prepares one statement at a time)."""
+    ran = condition.transactions or experiment.workload.transactions
+    found = next(((t, c) for t in ran for c in t.script.statements if c.compound), None)
+    if found is None:
+        return
+    transaction, command = found
+    line = transaction.file_line(command.line)
+    if "compound" not in target.backend.features:
+        raise SpecError(
+            f"transaction {transaction.name!r} joins statements with \\;, which {target.kind}"
+            " cannot send as one query; end each statement with ; instead",
+            file=experiment.source_path,
+            line=line,
+        )
+    if (condition.protocol or experiment.workload.protocol) != "simple":
+        raise SpecError(
+            f"transaction {transaction.name!r} joins statements with \\;, which only"
+            f' protocol = "simple" sends as one query (as in pgbench); in {condition.label}',
             file=experiment.source_path,
             line=line,
         )
@@ -1117,7 +1143,8 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
     for condition, on_target in zip(plan.conditions, plan.targets, strict=True):
         batches = (*condition.system_sql, *experiment.workload.session_sql, *condition.session_sql)
         ran = condition.transactions or experiment.workload.transactions
-        statements.append([(t, c) for t in ran for c in t.script.statements])
+        # Statements joined with \; cannot be prepared (the server takes one at a time).
+        statements.append([(t, c) for t in ran for c in t.script.statements if not c.compound])
         dry.append(
             (
                 [s for batch in batches for s in split_sql(batch)],
@@ -1129,7 +1156,21 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
         )
     # Each target gets the set-up and its own conditions.
     condition_results: list[Any] = [None] * len(dry)
-    findings: list[Finding] = []
+    joined = {
+        (t.name, t.file_line(c.line))
+        for condition in plan.conditions
+        for t in condition.transactions or experiment.workload.transactions
+        for c in t.script.statements
+        if c.compound
+    }
+    findings: list[Finding] = [
+        Finding(
+            False,
+            f"{where}{'' if line is None else f':{line}'}: transaction {name!r}: statements"
+            " joined with \\; cannot be prepared on their own; not checked",
+        )
+        for name, line in sorted(joined, key=lambda x: (x[0], x[1] or 0))
+    ]
     targets = tuple({t.url: t for t in plan.targets}.values())
     several = len(targets) > 1
     for server in targets:

@@ -184,7 +184,7 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
         i += 1
     if sql_buffer:
         # The last statement may omit its semicolon, as pgbench allows.
-        commands.append(_parse_sql("\n".join(sql_buffer).strip(), sql_start, scope))
+        commands.append(_parse_sql(joined("\n".join(sql_buffer)).strip(), sql_start, scope))
     if not any(isinstance(c, SqlCommand | CopyCommand) for c in commands):
         raise ScriptError("the script has no SQL statement; add at least one, ending with ;", 1)
     _check_branches(commands)
@@ -222,7 +222,7 @@ def _capture(
     prefix = m["prefix"] or ""
     statements, rest = split_statements(sql)
     if rest.strip() and not _only_comments(rest):
-        statements.append(rest.strip())
+        statements.append(joined(rest).strip())
     elif not statements:
         # Alone on a line right after a finished statement: it applies to that one.
         last = commands[-1] if commands else None
@@ -236,6 +236,12 @@ def _capture(
     for statement in statements[:-1]:
         commands.append(_parse_sql(statement, sql_start, scope))
     command = _parse_sql(statements[-1], sql_start, scope)
+    if command.compound:
+        raise ScriptError(
+            f"\\{kind} after statements joined with \\; is not supported; end the statement"
+            " it reads with ; and put the others before it",
+            lineno,
+        )
     commands.append(dataclasses.replace(command, capture=(kind, prefix)))  # type: ignore[arg-type]
     scope.capturing = True
 
@@ -744,11 +750,22 @@ def split_statements(text: str) -> tuple[list[str], str]:
     statements: list[str] = []
     start = 0
     for end in _scan(text, want=";"):
-        statement = text[start:end].strip()
+        if end > 0 and text[end - 1] == "\\":
+            continue  # "\\;" joins the next statement to this one: one compound query
+        statement = joined(text[start:end]).strip()
         if statement and not _only_comments(statement):
             statements.append(statement)
         start = end + 1
     return statements, text[start:]
+
+
+def joined(statement: str) -> str:
+    """``statement`` with pgbench's ``\\;`` (outside quotes and comments) made a plain ``;``:
+    the statements it joins are sent as one query."""
+    cuts = [p - 1 for p in _scan(statement, want=";") if p > 0 and statement[p - 1] == "\\"]
+    for p in reversed(cuts):
+        statement = statement[:p] + statement[p + 1 :]
+    return statement
 
 
 def _scan(text: str, *, want: str) -> Iterable[int]:
@@ -806,4 +823,8 @@ def _parse_sql(statement: str, lineno: int, scope: _Scope) -> SqlCommand:
         parts.append(statement[last:pos])
         last = pos + 1 + m.end()
     parts.append(statement[last:])
-    return SqlCommand(text=statement, parts=tuple(parts), params=tuple(params), line=lineno)
+    # Only a "\\;" leaves a ; inside one statement.
+    compound = next(iter(_scan(statement, want=";")), None) is not None
+    return SqlCommand(
+        text=statement, parts=tuple(parts), params=tuple(params), line=lineno, compound=compound
+    )

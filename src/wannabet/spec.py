@@ -505,6 +505,12 @@ class _Reader:
                         f"{key}.result",
                         "the script has no SQL statement whose first column could be its result",
                     )
+                if result and script.statements[-1].compound:
+                    raise self.fail(
+                        f"{key}.result",
+                        "the script's last statement is joined with \\; to others; end it with ;"
+                        " so that its first column is the one answer",
+                    )
                 if result and _last_statement_pipelined(script):
                     raise self.fail(
                         f"{key}.result",

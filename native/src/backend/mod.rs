@@ -165,6 +165,16 @@ pub trait Session {
     /// Every protocol prepares, so a statement the server refuses is found
     /// before the clock starts.
     fn prepare(&mut self, sql: &str, n_params: usize, parts: &[String]) -> DbResult<Vec<String>>;
+    /// Registers statements joined with `\\;` (its text around its parameters)
+    /// as the next statement: sent as one query with the values written in,
+    /// never prepared, since a server prepares one statement at a time.
+    fn prepare_compound(&mut self, _parts: &[String]) -> DbResult<()> {
+        Err(DbError::new(
+            Status::Error,
+            None,
+            "statements joined with \\; need PostgreSQL".to_string(),
+        ))
+    }
     /// Executes a statement and reads its rows. Without `into` the rows are
     /// discarded; with it, each row's mapped columns are stored (the last row
     /// wins) and the number of rows is returned.

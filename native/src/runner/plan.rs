@@ -64,6 +64,8 @@ pub struct SqlText {
     pub parts: Vec<String>,
     /// Where it first appears, for error messages: (transaction, 1-based statement number).
     pub origin: (usize, usize),
+    /// Several statements joined with `\\;`, sent as one query and never prepared.
+    pub compound: bool,
 }
 
 pub struct Plan {

@@ -124,7 +124,11 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
         if sh.stop.load(Relaxed) {
             return None;
         }
-        let prepared = s.prepare(&q.text, q.n_params, &q.parts);
+        let prepared = if q.compound {
+            s.prepare_compound(&q.parts).map(|()| Vec::new())
+        } else {
+            s.prepare(&q.text, q.n_params, &q.parts)
+        };
         if let Ok(names) = prepared {
             columns.push(names);
             continue;

@@ -50,6 +50,7 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
                 n_params: n,
                 parts: vec![String::new(); n + 1],
                 origin: (0, i + 1),
+                compound: false,
             })
             .collect(),
         session_sql: vec![],

@@ -74,10 +74,10 @@ class Backend:
     samplers: Callable[[Target, Engine, StatsOptions], tuple[list[Sampler], list[StatsWarning]]]
     #: how its stored statistics give CPU, wait, I/O and commits per sample (unit of work)
     work: Callable[[], WorkSource]
-    #: whether ``fetch_size`` means something: the server keeps a cursor between round trips
-    fetch_size: bool = False
-    #: whether scripts may use ``\\startpipeline`` (statements sent before results arrive)
-    pipelines: bool = False
+    #: what of pgbench's protocol it has, beyond statements: ``fetch_size`` (the server keeps a
+    #: cursor between round trips), ``pipelines`` (``\\startpipeline``: statements sent before
+    #: answers arrive), ``compound`` (``\\;``: several statements in one query)
+    features: frozenset[str] = frozenset()
 
 
 @cache

@@ -111,7 +111,16 @@ def compile_program(workload: Workload, style: Literal["dollar", "qmark"]) -> Pr
                 out.append(["sleep", expr(c.expr), c.unit_ns])
             elif isinstance(c, SqlCommand):
                 sql, params = c.render(style)
-                out.append(["sql", sql, [slot(p) for p in params], list(c.parts), c.capture])
+                command: list[Any] = [
+                    "sql",
+                    sql,
+                    [slot(p) for p in params],
+                    list(c.parts),
+                    c.capture,
+                ]
+                if c.compound:
+                    command += [-1, True]  # no result slot; sent as one query, never prepared
+                out.append(command)
             elif isinstance(c, PipelineCommand):
                 out.append(["pipeline", c.kind])
             elif isinstance(c, CopyCommand):

@@ -288,6 +288,25 @@ impl Session for PgSession {
         Ok(columns)
     }
 
+    fn prepare_compound(&mut self, parts: &[String]) -> DbResult<()> {
+        if self.protocol != Protocol::Simple {
+            return Err(DbError::new(
+                Status::Error,
+                None,
+                "statements joined with \\; need the simple protocol".to_string(),
+            ));
+        }
+        self.stmts.push(Prepared {
+            stmt: None,
+            types: Vec::new(),
+            kinds: Vec::new(),
+            text: parts.concat(),
+            parts: parts.to_vec(),
+            returns_rows: false,
+        });
+        Ok(())
+    }
+
     fn execute(&mut self, stmt: usize, values: &[Value], into: Option<Store<'_>>) -> DbResult<u64> {
         if let Some(queued) = self.pipeline.as_mut() {
             // The script's parser keeps \gset and \aset out of pipelines.

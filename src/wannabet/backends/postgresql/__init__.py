@@ -47,6 +47,5 @@ BACKEND = Backend(
     probe=probe,
     samplers=_samplers,
     work=_work,
-    fetch_size=True,
-    pipelines=True,
+    features=frozenset({"fetch_size", "pipelines", "compound"}),
 )
