@@ -101,3 +101,10 @@ def test_summary_shows_what_each_table_and_index_did(
     assert "rel_accounts_code on rel_accounts" in text
     shown = CliRunner().invoke(app, ["summary", "-r", str(store.path)]).stdout
     assert "Tables (per sample, mean)" in shown and "Indexes (per sample, mean)" in shown
+    page = tmp_path / "report.html"
+    made = CliRunner().invoke(app, ["report", "-r", str(store.path), "-o", str(page)])
+    assert made.exit_code == 0, made.output
+    html = page.read_text()
+    tables = html[html.index('id="tables-table"') : html.index('id="indexes-table"')]
+    assert "<td>rel_accounts</td>" in tables
+    assert "<td>rel_accounts_code on rel_accounts</td>" in html[html.index('id="indexes-table"') :]

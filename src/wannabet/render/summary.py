@@ -144,7 +144,7 @@ def _finite(value: Any) -> Any:
 RELATIONS_SHOWN = 8
 
 
-def _relation_rows(relations: Sequence[RelationActivity]) -> list[tuple[str, list[str]]]:
+def relation_rows(relations: Sequence[RelationActivity]) -> list[tuple[str, list[str]]]:
     """(kind, cells) per shown relation: tables then indexes per condition, busiest first."""
     shown: dict[tuple[str, str], int] = {}
     rows: list[tuple[str, list[str]]] = []
@@ -182,18 +182,18 @@ def _relation_rows(relations: Sequence[RelationActivity]) -> list[tuple[str, lis
     return rows
 
 
-_TABLE_HEADER = ["condition", "table", "seq scans", "idx scans", "inserted", "updated"]
-_TABLE_HEADER += ["deleted", "dead after", "buffer hits"]
-_INDEX_HEADER = ["condition", "index", "scans", "tuples read", "tuples fetched", "buffer hits"]
+TABLE_HEADER = ["condition", "table", "seq scans", "idx scans", "inserted", "updated"]
+TABLE_HEADER += ["deleted", "dead after", "buffer hits"]
+INDEX_HEADER = ["condition", "index", "scans", "tuples read", "tuples fetched", "buffer hits"]
 
 
 def relations_tables(relations: Sequence[RelationActivity]) -> list[Table]:
     """Tables and indexes the samples used: per condition, mean per sample."""
     out = []
-    rows = _relation_rows(relations)
+    rows = relation_rows(relations)
     for kind, header, title in (
-        ("table", _TABLE_HEADER, "Tables (per sample, mean)"),
-        ("index", _INDEX_HEADER, "Indexes (per sample, mean)"),
+        ("table", TABLE_HEADER, "Tables (per sample, mean)"),
+        ("index", INDEX_HEADER, "Indexes (per sample, mean)"),
     ):
         body = [cells for k, cells in rows if k == kind]
         if not body:
@@ -209,11 +209,11 @@ def relations_tables(relations: Sequence[RelationActivity]) -> list[Table]:
 
 def relations_markdown(relations: Sequence[RelationActivity]) -> str:
     """The same tables as :func:`relations_tables`, as Markdown."""
-    rows = _relation_rows(relations)
+    rows = relation_rows(relations)
     parts = []
     for kind, header, title in (
-        ("table", _TABLE_HEADER, "**Tables** (per sample, mean)"),
-        ("index", _INDEX_HEADER, "**Indexes** (per sample, mean)"),
+        ("table", TABLE_HEADER, "**Tables** (per sample, mean)"),
+        ("index", INDEX_HEADER, "**Indexes** (per sample, mean)"),
     ):
         body = [cells for k, cells in rows if k == kind]
         if body:

@@ -178,6 +178,9 @@ def gather_report(
     per_type: tuple[ComparisonDocument, ...] = ()
     if doc is not None and metric == "latency" and not several:
         per_type = _per_type_tails(store, runs[0], opts)
+    from wannabet.work import relations_for_run
+
+    relations = () if several else tuple(relations_for_run(store, runs[0].run_id))
     environments = {r.run_id: flatten_environment(r.environment or {}) for r in runs}
     differences: dict[str, dict[str, str | None]] = {}
     if several:
@@ -198,6 +201,7 @@ def gather_report(
         environments=environments,
         environment_differences=differences,
         per_type=per_type,
+        relations=relations,
     )
 
 

@@ -16,6 +16,7 @@ from wannabet.store import ConditionRow, RunInfo
 
 if TYPE_CHECKING:
     from wannabet.analysis.bayes import BayesAnalysis
+    from wannabet.analysis.relations import RelationActivity
     from wannabet.verdicts import ComparisonOptions, Metric
 
 #: The five quantiles of box plots and per-group summaries.
@@ -161,3 +162,5 @@ class ReportInput:
     environment_differences: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
     #: one run with several transaction types: each type's p99 verdict (``--txn T --stat p99``)
     per_type: tuple[ComparisonDocument, ...] = ()
+    #: what each table and index did per condition (PostgreSQL statistics; one run only)
+    relations: tuple[RelationActivity, ...] = ()
