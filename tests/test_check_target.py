@@ -91,3 +91,34 @@ def test_a_file_the_target_accepts_is_ok(postgres: ThrowawayPostgres, tmp_path: 
     code, out, err = cli("check", str(path), "--target", postgres.url)
     assert code == 0, err
     assert "the target prepared all 2 statements" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "sqlite"])
+def test_a_copy_into_a_misspelled_table_or_column_is_reported(
+    kind: str, postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    url = postgres.url if kind == "postgresql" else f"sqlite:///{tmp_path / 'dry.db'}"
+    text = textwrap.dedent(
+        """\
+        name = "dry-copy"
+        [setup]
+        sql = "CREATE TABLE dry_load (id integer, code integer)"
+        [[workload.transactions]]
+        name = "load"
+        script = '''
+        \\copy dry_load (id, code) FROM generate_series(1, 10)
+        \\copy dry_lod (id) FROM generate_series(1, 10)
+        \\copy dry_load (id, cod) FROM generate_series(1, 10)
+        '''
+        """
+    )
+    path = tmp_path / "copy.toml"
+    path.write_text(text)
+    findings = dry_run_experiment(load_experiment(path), parse_target(url), NativeEngine())
+    errors = sorted(f.message for f in findings if f.error)
+    # The right one passes; the misspelled table (line 8) and column (line 9) are named.
+    assert len(errors) == 2, findings
+    assert errors[0].startswith(f"{path}:8: the database refused the \\copy of 'load'")
+    assert "dry_lod" in errors[0]
+    assert errors[1].startswith(f"{path}:9: the database refused the \\copy of 'load'")
+    assert "cod" in errors[1]

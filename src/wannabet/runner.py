@@ -53,6 +53,7 @@ from wannabet.errors import (
 from wannabet.model import (
     Background,
     Condition,
+    CopyCommand,
     Experiment,
     PipelineCommand,
     ScheduledSample,
@@ -1143,8 +1144,16 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
     for condition, on_target in zip(plan.conditions, plan.targets, strict=True):
         batches = (*condition.system_sql, *experiment.workload.session_sql, *condition.session_sql)
         ran = condition.transactions or experiment.workload.transactions
-        # Statements joined with \; cannot be prepared (the server takes one at a time).
-        statements.append([(t, c) for t in ran for c in t.script.statements if not c.compound])
+        # Statements joined with \; cannot be prepared (the server takes one at a time); a
+        # \copy's table and columns are checked by a SELECT of them that reads no row.
+        statements.append(
+            [
+                (t, c)
+                for t in ran
+                for c in (*t.script.statements, *_copy_probes(t))
+                if not c.compound
+            ]
+        )
         dry.append(
             (
                 [s for batch in batches for s in split_sql(batch)],
@@ -1202,10 +1211,15 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
         provided: dict[str, set[str]] = {}
         for (transaction, command), (message, got) in zip(statements[index], prepared, strict=True):
             if message is not None:
-                k = transaction.script.statements.index(command) + 1
                 line = transaction.file_line(command.line)
                 at = "" if line is None else f":{line}"
-                what = f"{where}{at}: the database refused statement {k} of {transaction.name!r}"
+                if command in transaction.script.statements:
+                    k = transaction.script.statements.index(command) + 1
+                    what = (
+                        f"{where}{at}: the database refused statement {k} of {transaction.name!r}"
+                    )
+                else:
+                    what = f"{where}{at}: the database refused the \\copy of {transaction.name!r}"
                 refused.setdefault((what, message), []).append(label)
             elif command.capture is not None:
                 prefix = command.capture[1]
@@ -1226,6 +1240,17 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
             scope = f" (in {labels[0]}{more})"
         findings.append(Finding(True, f"{what}{scope}: {message}"))
     return findings
+
+
+def _copy_probes(transaction: Transaction) -> list[SqlCommand]:
+    """Per ``\\copy``, a SELECT of its table's columns that reads no row: preparing it checks
+    that the table and the columns exist (the load itself cannot be prepared)."""
+    probes = []
+    for c in transaction.script.commands:
+        if isinstance(c, CopyCommand):
+            sql = f"SELECT {', '.join(c.columns) or '*'} FROM {c.table} WHERE false"
+            probes.append(SqlCommand(text=sql, parts=(sql,), params=(), line=c.line))
+    return probes
 
 
 def _first_line(sql: str) -> str:
