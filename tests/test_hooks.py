@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from wannabet.errors import SpecError
+from wannabet.backends import parse_target
+from wannabet.engine import FakeEngine
+from wannabet.errors import HookError, SpecError
+from wannabet.runner import run_experiment
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
 from wannabet.testing.cli import wannabet, wannabet_ok
@@ -172,3 +175,42 @@ def test_check_reports_every_mistake_of_a_file_with_its_line(tmp_path: Path) -> 
     # A file that is not there is one error, too.
     proc = wannabet("check", str(tmp_path / "none.toml"))
     assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+def test_a_levels_shell_commands_run_whenever_the_run_switches_to_it(tmp_path: Path) -> None:
+    log = tmp_path / "switches.log"
+    text = textwrap.dedent(
+        f"""\
+        name = "switch"
+        [[workload.transactions]]
+        script = "SELECT 1;"
+        [[factors]]
+        name = "mode"
+        [factors.levels.a]
+        system_shell = ["echo a $WANNABET_CONDITION >> {log}", "echo again >> {log}"]
+        [factors.levels.b]
+        system_shell = "echo b >> {log}"
+        [sampling]
+        order = "blocks"
+        samples = 2
+        duration = "0.1s"
+        warmup = "0s"
+        """
+    )
+    outcome = run_experiment(
+        parse_experiment(text, file="e.toml"),
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=Store(tmp_path / "r.duckdb"),
+        engine=FakeEngine(),
+    )
+    assert outcome.status == "complete"
+    # Two blocks, each entering a then b: the commands of the level entered, in order.
+    assert log.read_text().splitlines() == ["a mode=a", "again", "b"] * 2
+    failing = text.replace('system_shell = "echo b >> ', 'system_shell = "exit 4; echo ')
+    with pytest.raises(HookError, match=r"system_shell 1 of mode=b \(before-condition\)"):
+        run_experiment(
+            parse_experiment(failing, file="e.toml"),
+            target=parse_target(f"sqlite:///{tmp_path}/t2.db"),
+            store=Store(tmp_path / "r2.duckdb"),
+            engine=FakeEngine(),
+        )

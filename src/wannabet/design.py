@@ -94,6 +94,7 @@ def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:
                 fetch_size=next((c.fetch_size for c in chosen if c.fetch_size is not None), None),
                 target=next((c.target for c in chosen if c.target is not None), None),
                 target_params=tuple(p for c in chosen for p in c.target_params),
+                system_shell=tuple(cmd for c in chosen for cmd in c.system_shell),
             )
         )
     return tuple(out)

@@ -306,6 +306,9 @@ class LevelSettings:
     target: str | None = None
     #: parameters put into the target URL's query for this level (``sslmode``, ...)
     target_params: tuple[tuple[str, str], ...] = ()
+    #: shell commands run on this machine whenever the run switches to this level (after its
+    #: ``system_sql``), with the rules of hooks
+    system_shell: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +338,7 @@ class Factor:
             fetch_size=own.fetch_size,
             target=own.target,
             target_params=own.target_params,
+            system_shell=own.system_shell,
         )
 
 
@@ -357,6 +361,7 @@ class Condition:
     #: (None and (): the run's target)
     target: str | None = None
     target_params: tuple[tuple[str, str], ...] = ()
+    system_shell: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:

@@ -55,6 +55,7 @@ from wannabet.model import (
     Condition,
     CopyCommand,
     Experiment,
+    Hook,
     PipelineCommand,
     ScheduledSample,
     SqlCommand,
@@ -716,6 +717,13 @@ class _SampleLoop:
                     for sql in condition.system_sql:
                         where = f"system_sql of {condition.label}"
                         _execute_all(self.engine, self.target_of(condition), sql, where)
+                    for number, command in enumerate(condition.system_shell, start=1):
+                        where = f"system_shell {number} of {condition.label}"
+                        self.run_hook(
+                            Hook("before-condition", shell=command, where=where),
+                            "before-condition",
+                            condition,
+                        )
                     self._open_held(condition)
                     self.hooks("before-condition", condition)
                     previous = scheduled.condition_index
@@ -779,65 +787,72 @@ class _SampleLoop:
         run is by ``WANNABET_*`` variables; a non-zero exit or its time limit stops the run with
         a :class:`HookError` naming the hook and the command's last line of output.
         """
-        records: list[dict[str, Any]] = []
+        return [
+            self.run_hook(hook, when, condition, scheduled)
+            for hook in self.experiment.hooks
+            if hook.when == when
+        ]
+
+    def run_hook(
+        self,
+        hook: Hook,
+        when: str,
+        condition: Condition | None = None,
+        scheduled: ScheduledSample | None = None,
+    ) -> dict[str, Any]:
+        """One hook (or a level's ``system_shell``, run as one); what it did, for the record."""
         # A condition's and a sample's hooks go to its target; the run's to every target.
         targets = (self.target_of(condition),) if condition else self.plan.distinct_servers
-        for hook in self.experiment.hooks:
-            if hook.when != when:
-                continue
-            start = time.perf_counter()
-            output = ""
-            if hook.sql is not None:
-                for target in targets:
-                    _execute_all(self.engine, target, hook.sql, f"{hook.where} ({when})")
-            else:
-                assert hook.shell is not None
-                env = {
-                    **os.environ,
-                    "WANNABET_HOOK": when,
-                    "WANNABET_RUN_ID": str(self.run_id),
-                    "WANNABET_TARGET_KIND": targets[0].kind,
-                }
-                if condition is not None:
-                    env["WANNABET_CONDITION"] = condition.label
-                if scheduled is not None:
-                    env["WANNABET_SAMPLE"] = str(scheduled.position)
-                    env["WANNABET_BLOCK"] = str(scheduled.block)
-                try:
-                    proc = subprocess.run(
-                        ["/bin/sh", "-c", hook.shell],
-                        capture_output=True,
-                        text=True,
-                        errors="replace",
-                        timeout=hook.timeout_s,
-                        env=env,
-                        stdin=subprocess.DEVNULL,
-                    )
-                except subprocess.TimeoutExpired:
-                    self._check_interrupt()
-                    raise HookError(
-                        f"{hook.where} ({when}): still running after {hook.timeout_s:g} s, its"
-                        " timeout; make the command faster or raise timeout"
-                    ) from None
-                output = self.scrub(proc.stdout + proc.stderr)
-                if proc.returncode != 0:
-                    # Ctrl-C reaches the hook too: the run was interrupted, the hook did not fail.
-                    self._check_interrupt()
-                    last = (output.strip().splitlines() or ["no output"])[-1][:300]
-                    raise HookError(
-                        f"{hook.where} ({when}): the command exited with {proc.returncode}:"
-                        f" {last}; fix the command (it ran as /bin/sh -c)"
-                    )
-            records.append(
-                {
-                    "when": when,
-                    "hook": hook.where,
-                    "seconds": round(time.perf_counter() - start, 6),
-                    "end_ns": time.time_ns(),
-                    "output": output[-2000:],
-                }
-            )
-        return records
+        start = time.perf_counter()
+        output = ""
+        if hook.sql is not None:
+            for target in targets:
+                _execute_all(self.engine, target, hook.sql, f"{hook.where} ({when})")
+        else:
+            assert hook.shell is not None
+            env = {
+                **os.environ,
+                "WANNABET_HOOK": when,
+                "WANNABET_RUN_ID": str(self.run_id),
+                "WANNABET_TARGET_KIND": targets[0].kind,
+            }
+            if condition is not None:
+                env["WANNABET_CONDITION"] = condition.label
+            if scheduled is not None:
+                env["WANNABET_SAMPLE"] = str(scheduled.position)
+                env["WANNABET_BLOCK"] = str(scheduled.block)
+            try:
+                proc = subprocess.run(
+                    ["/bin/sh", "-c", hook.shell],
+                    capture_output=True,
+                    text=True,
+                    errors="replace",
+                    timeout=hook.timeout_s,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                )
+            except subprocess.TimeoutExpired:
+                self._check_interrupt()
+                raise HookError(
+                    f"{hook.where} ({when}): still running after {hook.timeout_s:g} s, its"
+                    " timeout; make the command faster or raise timeout"
+                ) from None
+            output = self.scrub(proc.stdout + proc.stderr)
+            if proc.returncode != 0:
+                # Ctrl-C reaches the hook too: the run was interrupted, the hook did not fail.
+                self._check_interrupt()
+                last = (output.strip().splitlines() or ["no output"])[-1][:300]
+                raise HookError(
+                    f"{hook.where} ({when}): the command exited with {proc.returncode}:"
+                    f" {last}; fix the command (it ran as /bin/sh -c)"
+                )
+        return {
+            "when": when,
+            "hook": hook.where,
+            "seconds": round(time.perf_counter() - start, 6),
+            "end_ns": time.time_ns(),
+            "output": output[-2000:],
+        }
 
     def run_one(
         self,

@@ -99,6 +99,7 @@ _LEVEL_KEYS = (
     "fetch_size",
     "target",
     "target_params",
+    "system_shell",
 )
 _HELD_KEYS = ("sql", "end")
 _STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
@@ -757,6 +758,7 @@ class _Reader:
             fetch_size=self.fetch_size(table, f"{key}.fetch_size"),
             target=self.target(table, f"{key}.target"),
             target_params=self.target_params(table.get("target_params"), f"{key}.target_params"),
+            system_shell=self.sql_list(table, "system_shell", f"{key}.system_shell"),
         )
 
     def target(self, table: Mapping[str, Any], key: str) -> str | None:
