@@ -431,9 +431,7 @@ def _plan(experiment: Experiment, target: Target) -> _Plan:
         for t in transactions:
             if all(known.name != t.name for known in types):
                 types.append(t)
-        _check_fetch_size(experiment, condition, where)
-        _check_pipelines(experiment, condition, where)
-        _check_compound(experiment, condition, where)
+        _check_protocol_features(experiment, condition, where)
         key = (transactions, where.placeholder_style)
         if key not in compiled:
             workload = dataclasses.replace(experiment.workload, transactions=transactions)
@@ -482,76 +480,78 @@ def condition_targets(
     return tuple(servers), tuple(out)
 
 
-def _check_fetch_size(experiment: Experiment, condition: Condition, target: Target) -> None:
-    """A fetch size needs a server that keeps a cursor, and a protocol that binds."""
-    if not (condition.fetch_size or experiment.workload.fetch_size):
-        return
-    where = f"fetch_size ({condition.label})"
-    if "fetch_size" not in target.backend.features:
-        raise SpecError(
-            f"{target.kind} reads a result in the client's process, so a fetch size changes"
-            " nothing; remove fetch_size or run on PostgreSQL",
-            file=experiment.source_path,
-            key=where,
-        )
-    if (condition.protocol or experiment.workload.protocol) == "simple":
-        raise SpecError(
-            'the simple protocol returns a whole result at once; use protocol = "extended" or'
-            ' "prepared" with fetch_size (as JDBC and libpq do)',
-            file=experiment.source_path,
-            key=where,
-        )
+@dataclass(frozen=True, slots=True)
+class _ProtocolUse:
+    """Something of pgbench's protocol a condition uses: the backend feature it needs, the
+    protocols that carry it, and what to say when either is missing."""
+
+    feature: str
+    protocols: tuple[str, ...]
+    no_backend: str  # {kind}: the target's kind
+    no_protocol: str
+    key: str | None = None
+    line: int | None = None
 
 
-def _check_pipelines(experiment: Experiment, condition: Condition, target: Target) -> None:
-    """``\\startpipeline`` needs a server that takes statements before answering the last,
-    and a protocol that binds (pgbench refuses it with ``-M simple`` too)."""
+def _protocol_uses(experiment: Experiment, condition: Condition) -> list[_ProtocolUse]:
+    """What a condition uses of pgbench's protocol beyond plain statements."""
+    uses = []
     ran = condition.transactions or experiment.workload.transactions
+    if condition.fetch_size or experiment.workload.fetch_size:
+        uses.append(
+            _ProtocolUse(
+                "fetch_size",
+                ("extended", "prepared"),
+                "{kind} reads a result in the client's process, so a fetch size changes nothing;"
+                " remove fetch_size or run on PostgreSQL",
+                'the simple protocol returns a whole result at once; use protocol = "extended"'
+                ' or "prepared" with fetch_size (as JDBC and libpq do)',
+                key=f"fetch_size ({condition.label})",
+            )
+        )
     piped = next((t for t in ran if t.script.pipelined), None)
-    if piped is None:
-        return
-    line = piped.file_line(
-        next(c.line for c in piped.script.commands if isinstance(c, PipelineCommand))
-    )
-    if "pipelines" not in target.backend.features:
-        raise SpecError(
-            f"transaction {piped.name!r} uses \\startpipeline, which {target.kind} does not"
-            " have; run it on PostgreSQL or remove the pipeline",
-            file=experiment.source_path,
-            line=line,
+    if piped is not None:
+        start = next(c for c in piped.script.commands if isinstance(c, PipelineCommand))
+        uses.append(
+            _ProtocolUse(
+                "pipelines",
+                ("extended", "prepared"),
+                f"transaction {piped.name!r} uses \\startpipeline, which {{kind}} does not have;"
+                " run it on PostgreSQL or remove the pipeline",
+                f"transaction {piped.name!r} uses \\startpipeline, which needs protocol ="
+                f' "extended" or "prepared" (as pgbench refuses -M simple); in {condition.label}',
+                line=piped.file_line(start.line),
+            )
         )
-    if (condition.protocol or experiment.workload.protocol) == "simple":
-        raise SpecError(
-            f"transaction {piped.name!r} uses \\startpipeline, which needs protocol ="
-            f' "extended" or "prepared" (as pgbench refuses -M simple); in {condition.label}',
-            file=experiment.source_path,
-            line=line,
+    joined = next(((t, c) for t in ran for c in t.script.statements if c.compound), None)
+    if joined is not None:
+        transaction, command = joined
+        uses.append(
+            _ProtocolUse(
+                "compound",
+                ("simple",),
+                f"transaction {transaction.name!r} joins statements with \\;, which {{kind}}"
+                " cannot send as one query; end each statement with ; instead",
+                f"transaction {transaction.name!r} joins statements with \\;, which only"
+                f' protocol = "simple" sends as one query (as in pgbench); in {condition.label}',
+                line=transaction.file_line(command.line),
+            )
         )
+    return uses
 
 
-def _check_compound(experiment: Experiment, condition: Condition, target: Target) -> None:
-    """``\\;`` joins statements into one query, which only the simple protocol sends (the
-    server prepares one statement at a time)."""
-    ran = condition.transactions or experiment.workload.transactions
-    found = next(((t, c) for t in ran for c in t.script.statements if c.compound), None)
-    if found is None:
-        return
-    transaction, command = found
-    line = transaction.file_line(command.line)
-    if "compound" not in target.backend.features:
-        raise SpecError(
-            f"transaction {transaction.name!r} joins statements with \\;, which {target.kind}"
-            " cannot send as one query; end each statement with ; instead",
-            file=experiment.source_path,
-            line=line,
-        )
-    if (condition.protocol or experiment.workload.protocol) != "simple":
-        raise SpecError(
-            f"transaction {transaction.name!r} joins statements with \\;, which only"
-            f' protocol = "simple" sends as one query (as in pgbench); in {condition.label}',
-            file=experiment.source_path,
-            line=line,
-        )
+def _check_protocol_features(experiment: Experiment, condition: Condition, target: Target) -> None:
+    """A fetch size, a pipeline or joined statements need a backend that has them and a
+    protocol that carries them; refused before the run, naming the key or line."""
+    protocol = condition.protocol or experiment.workload.protocol
+    for use in _protocol_uses(experiment, condition):
+        problem = None
+        if use.feature not in target.backend.features:
+            problem = use.no_backend.format(kind=target.kind)
+        elif protocol not in use.protocols:
+            problem = use.no_protocol
+        if problem is not None:
+            raise SpecError(problem, file=experiment.source_path, key=use.key, line=use.line)
 
 
 def with_query(url: str, params: Sequence[tuple[str, str]]) -> str:

@@ -187,18 +187,28 @@ TABLE_HEADER += ["deleted", "dead after", "buffer hits"]
 INDEX_HEADER = ["condition", "index", "scans", "tuples read", "tuples fetched", "buffer hits"]
 
 
+def relation_sections(
+    relations: Sequence[RelationActivity],
+) -> list[tuple[str, list[str], list[list[str]]]]:
+    """("Tables" or "Indexes", header, rows) for each kind the samples used: what the terminal,
+    the Markdown and the HTML report show (per condition, mean per sample)."""
+    rows = relation_rows(relations)
+    out = []
+    for kind, header, title in (
+        ("table", TABLE_HEADER, "Tables"),
+        ("index", INDEX_HEADER, "Indexes"),
+    ):
+        body = [cells for k, cells in rows if k == kind]
+        if body:
+            out.append((title, header, body))
+    return out
+
+
 def relations_tables(relations: Sequence[RelationActivity]) -> list[Table]:
     """Tables and indexes the samples used: per condition, mean per sample."""
     out = []
-    rows = relation_rows(relations)
-    for kind, header, title in (
-        ("table", TABLE_HEADER, "Tables (per sample, mean)"),
-        ("index", INDEX_HEADER, "Indexes (per sample, mean)"),
-    ):
-        body = [cells for k, cells in rows if k == kind]
-        if not body:
-            continue
-        table = Table(title=title, title_justify="left")
+    for title, header, body in relation_sections(relations):
+        table = Table(title=f"{title} (per sample, mean)", title_justify="left")
         for i, name in enumerate(header):
             table.add_column(name, justify="left" if i < 2 else "right", overflow="fold")
         for cells in body:
@@ -209,16 +219,10 @@ def relations_tables(relations: Sequence[RelationActivity]) -> list[Table]:
 
 def relations_markdown(relations: Sequence[RelationActivity]) -> str:
     """The same tables as :func:`relations_tables`, as Markdown."""
-    rows = relation_rows(relations)
     parts = []
-    for kind, header, title in (
-        ("table", TABLE_HEADER, "**Tables** (per sample, mean)"),
-        ("index", INDEX_HEADER, "**Indexes** (per sample, mean)"),
-    ):
-        body = [cells for k, cells in rows if k == kind]
-        if body:
-            align = ["left", "left"] + ["right"] * (len(header) - 2)
-            parts.append(f"{title}\n\n" + markdown_table(header, body, align))
+    for title, header, body in relation_sections(relations):
+        align = ["left", "left"] + ["right"] * (len(header) - 2)
+        parts.append(f"**{title}** (per sample, mean)\n\n" + markdown_table(header, body, align))
     return "\n".join(parts)
 
 

@@ -6,10 +6,9 @@ has done both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wannabet.documents import ComparisonDocument, PairDocument
 from wannabet.render.format import finite_num, fmt_num, interval, one_line, p_value, pct
@@ -17,10 +16,7 @@ from wannabet.render.markdown import comparison_markdown
 from wannabet.render.report import charts
 from wannabet.render.report.inputs import ConditionData, ReportData, ReportInput
 from wannabet.render.report.page import Chart, render_page
-from wannabet.render.summary import INDEX_HEADER, TABLE_HEADER, relation_rows
-
-if TYPE_CHECKING:
-    from wannabet.analysis.relations import RelationActivity
+from wannabet.render.summary import relation_sections
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,21 +107,6 @@ def render_report(inputs: ReportInput) -> Report:
         charts=tuple(c.key for c in built),
         problem=problem,
     )
-
-
-def relation_tables(relations: Sequence[RelationActivity]) -> list[dict[str, Any]]:
-    """The summary's Tables and Indexes (per condition, mean per sample), as the page shows
-    them."""
-    rows = relation_rows(relations)
-    out = []
-    for kind, header, title in (
-        ("table", TABLE_HEADER, "Tables"),
-        ("index", INDEX_HEADER, "Indexes"),
-    ):
-        body = [cells for k, cells in rows if k == kind]
-        if body:
-            out.append({"title": title, "header": header, "rows": body})
-    return out
 
 
 def _tx_quantile(cd: ConditionData | None, i: int) -> float | None:
@@ -396,5 +377,8 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
         "per_transaction": data.per_transaction,
         "unit_of_work": unit_of_work,
         "uow_rows": uow_rows,
-        "relation_tables": relation_tables(inputs.relations),
+        "relation_tables": [
+            {"title": title, "header": header, "rows": rows}
+            for title, header, rows in relation_sections(inputs.relations)
+        ],
     }
