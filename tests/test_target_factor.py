@@ -58,12 +58,15 @@ def test_each_level_runs_on_its_own_server_with_its_own_parameters(
     store = Store(tmp_path / "r.duckdb")
     outcome = run_experiment(
         parse_experiment(two_platforms(postgres, tls_postgres), file="p.toml"),
-        # The run's own target is neither: every level names its server.
+        # The run's own target, the default one, is neither: every level names its server.
         target=parse_target(f"sqlite:///{tmp_path}/unused.db"),
         store=store,
         engine=NativeEngine(),
+        fresh_target=True,
     )
     assert outcome.status == "complete"
+    # Nothing ran on the default target, so wannabet made no file there.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.duckdb"]
     committed = {
         s.condition: s.transactions - s.errors for s in store.condition_summaries(outcome.run_id)
     }

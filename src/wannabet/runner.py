@@ -321,9 +321,11 @@ def run_experiment(
         Anything else that stopped the run; it is marked ``failed``.
     """
     observer = observer or SilentObserver()
+    plan = _plan(experiment, target)
+    # The default target is made afresh only when a condition runs on it.
+    fresh_target = fresh_target and any(t.url == target.url for t in plan.servers)
     if fresh_target and target.path is not None:
         reset_default_target(target.path)
-    plan = _plan(experiment, target)
     # The run's own target unless every level names another: the first its conditions use.
     primary, *others = plan.distinct_servers
     environment = _probe(engine, primary)
@@ -348,7 +350,7 @@ def run_experiment(
     stopped_by = [int(signal.SIGINT)]  # which signal stopped the run, set by the handler
     try:
         for where in plan.distinct_servers:
-            _setup(experiment, where, engine, fresh_target and where.url == target.url)
+            _setup(experiment, where, engine, fresh_target and where is target)
         # After setup: a setup failure should not wait for a statistics connection first.
         for where in {t.url: t for t in plan.targets}.values():
             run.collectors[where.url] = collector_for(
