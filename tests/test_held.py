@@ -73,9 +73,10 @@ def test_held_uncommitted_updates_make_a_full_scan_slower(
     median = {c.condition: c.latency_ms["p50"] for c in store.condition_summaries(outcome.run_id)}
     none = median["held=none"]
     assert none is not None
-    # Each row has two uncommitted versions the scan must check against its snapshot.
-    assert (median["held=once"] or 0) > 1.5 * none, median
-    assert (median["held=three"] or 0) > 1.5 * none, median
+    # Each row has two (once) or six (three) uncommitted versions the scan must check against its
+    # snapshot: the more versions, the slower the scan. The order is the claim; a ratio would be a
+    # timing threshold on a shared machine (1.4x to 2x for once, 3x and more for three).
+    assert none < (median["held=once"] or 0) < (median["held=three"] or 0), median
     with store.read() as con:
         stats = con.execute(
             "SELECT c.label, s.stats FROM samples s JOIN conditions c USING (run_id, condition_id)"
