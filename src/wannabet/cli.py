@@ -666,6 +666,12 @@ class StatChoice(StrEnum):
     result = "result"
 
 
+class PairsChoice(StrEnum):
+    baseline = "baseline"
+    all = "all"
+    successive = "successive"
+
+
 class BayesModelChoice(StrEnum):
     hierarchical = "hierarchical"
     gamma = "gamma"
@@ -724,6 +730,14 @@ def compare(
             " types together.",
         ),
     ] = None,
+    pairs: Annotated[
+        PairsChoice,
+        typer.Option(
+            "--pairs",
+            help="Which pairs: each condition against the baseline, every pair, or each"
+            " against the one before it; Holm's correction runs over the pairs compared.",
+        ),
+    ] = PairsChoice.baseline,
     stat: Annotated[
         StatChoice | None,
         typer.Option(
@@ -756,6 +770,7 @@ def compare(
         prior_sd_max=prior_sd_max,
         txn=txn or (),
         stat=None if stat is None else stat.value,
+        pairs=pairs.value,
     )
     docs = comparison_documents(store, run_ids or (), options)
     if output is Format.json:

@@ -14,6 +14,7 @@ from typing import Any, Literal, cast
 
 from wannabet.analysis import Comparison, compare
 from wannabet.analysis.bayes import BayesOptions, bayes_analysis, require_extra
+from wannabet.analysis.compare import PAIRS, Pairs
 from wannabet.analysis.mix import explain_bimodality, mix_modality
 from wannabet.analysis.statistic import STATS, compare_statistic, sample_values
 from wannabet.datasets import (
@@ -54,6 +55,8 @@ class ComparisonOptions:
     txn: tuple[str, ...] = ()
     #: the statistic judged (``--stat``); None: the mean of all types, as before the option
     stat: str | None = None
+    #: which pairs of conditions are compared (``--pairs``)
+    pairs: Pairs = "baseline"
 
     @property
     def by_statistic(self) -> bool:
@@ -80,6 +83,7 @@ def comparison_options(
     prior_sd_max: float | None = None,
     txn: Sequence[str] = (),
     stat: str | None = None,
+    pairs: str = "baseline",
 ) -> ComparisonOptions:
     """The options of a comparison as the command line gives them, merged and checked.
 
@@ -94,6 +98,19 @@ def comparison_options(
         raise SpecError(
             f"{stat!r} is not a statistic; use one of {', '.join(STATS)}",
             key="--stat",
+            file="command line",
+        )
+    if pairs not in PAIRS:
+        raise SpecError(
+            f"{pairs!r} is not a choice of pairs; use one of {', '.join(PAIRS)}",
+            key="--pairs",
+            file="command line",
+        )
+    if bayes and pairs != "baseline":
+        raise SpecError(
+            "the Bayesian analysis compares each condition with the baseline; drop --bayes, or"
+            " --pairs",
+            key="--bayes",
             file="command line",
         )
     if bayes and (txn or stat not in (None, "mean")):
@@ -129,6 +146,7 @@ def comparison_options(
         bayes=bayes_settings,
         txn=tuple(dict.fromkeys(txn)),
         stat=stat,
+        pairs=cast(Pairs, pairs),
     )
 
 
@@ -184,6 +202,7 @@ def analyze(
         seed=options.seed,
         include_warmup=options.include_warmup,
         bayes=options.bayes,
+        pairs=options.pairs,
     )
 
 
@@ -261,6 +280,7 @@ def analyze_statistics(
             rope_pct=options.rope_pct,
             seed=options.seed,
             environments=environments or None,
+            pairs=options.pairs,
         )
         result = dataclasses.replace(result, txn=name, excluded=tuple(excluded))
         out.append((result, runs))
@@ -321,6 +341,7 @@ def analyze_runs(
     seed: int = 0,
     include_warmup: bool = False,
     bayes: BayesOptions | None = None,
+    pairs: Pairs = "baseline",
 ) -> tuple[Comparison, list[RunInfo]]:
     """Like :func:`compare_runs`, but the result objects: the :class:`Comparison` (with its
     ``bayes`` analysis and posterior draws when asked) and the runs it covers."""
@@ -362,6 +383,7 @@ def analyze_runs(
         seed=seed,
         unit="ms" if metric == "latency" else "tps",
         environments=environments or None,
+        pairs=pairs,
     )
     if excluded:
         result = dataclasses.replace(result, excluded=tuple(excluded))

@@ -23,6 +23,7 @@ Two levels of analysis:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import zlib
 from collections.abc import Mapping, Sequence
@@ -87,6 +88,10 @@ __all__ = [
 #: transactions' recorded result (``compare --stat result``: neither direction is faster)
 Metric = Literal["latency", "throughput", "result"]
 Level = Literal["sample", "transaction"]
+#: which pairs of conditions are compared: each against the baseline, every pair, or each
+#: against the one before it (successive states)
+Pairs = Literal["baseline", "all", "successive"]
+PAIRS: tuple[str, ...] = ("baseline", "all", "successive")
 #: ``higher``/``lower``: a result that changed beyond the ROPE (the result metric only)
 Verdict = Literal["faster", "slower", "higher", "lower", "no-difference", "inconclusive"]
 
@@ -300,6 +305,8 @@ class Comparison:
     stat_values: Mapping[str, float | None] | None = None
     #: the transaction type judged (``compare --txn``); None: all types together
     txn: str | None = None
+    #: which pairs were compared (``compare --pairs``); Holm's family is exactly those
+    pairs: str = "baseline"
 
     def condition(self, name: str) -> ConditionSummary:
         """The summary of condition ``name``."""
@@ -308,10 +315,11 @@ class Comparison:
                 return c
         raise KeyError(name)
 
-    def comparison(self, name: str) -> PairwiseComparison:
-        """The comparison of condition ``name`` against the baseline."""
+    def comparison(self, name: str, reference: str | None = None) -> PairwiseComparison:
+        """The comparison of condition ``name`` against ``reference`` (default: whichever it
+        was compared with first, the baseline unless other pairs were asked for)."""
         for c in self.comparisons:
-            if c.condition == name:
+            if c.condition == name and reference in (None, c.baseline):
                 return c
         raise KeyError(name)
 
@@ -333,6 +341,9 @@ class Comparison:
             "comparisons": comparisons,
             "excluded": [{"condition": c, "reason": r} for c, r in self.excluded],
         }
+        if self.pairs != "baseline":
+            # Only with --pairs all|successive, so the usual document does not change.
+            doc["pairs"] = self.pairs
         if self.stat is not None:
             # Only with --txn/--stat, so the document of a plain comparison does not change.
             doc["txn"] = self.txn
@@ -692,6 +703,7 @@ def compare(
     n_boot: int = 2000,
     unit: str | None = None,
     environments: Mapping[str, Mapping[str, str]] | None = None,
+    pairs: Pairs = "baseline",
 ) -> Comparison:
     """Compare conditions against a baseline and judge faster, slower or no difference.
 
@@ -719,6 +731,10 @@ def compare(
     environments : mapping, optional
         Recorded environment (key -> value) per condition or run; differing keys raise an
         ``environment-differs`` diagnostic.
+    pairs : {"baseline", "all", "successive"}
+        Each condition against the baseline; every pair (the earlier condition of the two, in
+        the order given, as the reference); or each condition against the one before it. The
+        Holm adjustment runs over exactly the pairs compared.
 
     Returns
     -------
@@ -754,7 +770,6 @@ def compare(
     }
     if environments:
         summaries = _attach_environment(summaries, environments, base)
-    others = [g.condition for g in groups if g.condition != base]
 
     normal = {name: s.normality.is_normal(alpha) for name, s in summaries.items()}
     omnibus = None
@@ -767,26 +782,26 @@ def compare(
         else:
             omnibus = kruskal_wallis([prepared[g.condition].x for g in groups])
 
-    pb = prepared[base]
-    raw: dict[str, TestResult] = {}
-    for name in others:
-        po = prepared[name]
+    family = pairs_of([g.condition for g in groups], base, pairs)
+    raw: list[TestResult] = []
+    for ref, name in family:
+        pb, po = prepared[ref], prepared[name]
         if level == "transaction":
             assert pb.cmean is not None and po.cmean is not None
-            raw[name] = cluster_welch_t(pb.cmean, po.cmean)
+            raw.append(cluster_welch_t(pb.cmean, po.cmean))
         else:
-            raw[name] = two_sample_test(pb.x, po.x, a_normal=normal[base], b_normal=normal[name])
-    adjusted = holm([raw[name].p_value for name in others])
+            raw.append(two_sample_test(pb.x, po.x, a_normal=normal[ref], b_normal=normal[name]))
+    adjusted = holm([t.p_value for t in raw])
 
     comparisons = []
-    for name, p_adj in zip(others, adjusted, strict=True):
+    for (ref, name), test, p_adj in zip(family, raw, adjusted, strict=True):
         comparisons.append(
             _pairwise(
-                pb,
+                prepared[ref],
                 prepared[name],
-                summaries[base],
+                summaries[ref],
                 summaries[name],
-                raw[name],
+                test,
                 p_adj,
                 level=level,
                 metric=metric,
@@ -808,7 +823,19 @@ def compare(
         comparisons=tuple(comparisons),
         seed=int(seed),
         n_boot=n_boot,
+        pairs=pairs,
     )
+
+
+def pairs_of(labels: Sequence[str], baseline: str, pairs: str) -> list[tuple[str, str]]:
+    """(reference, condition) of each comparison ``pairs`` asks for, in a stable order."""
+    if pairs == "baseline":
+        return [(baseline, name) for name in labels if name != baseline]
+    if pairs == "all":
+        return list(itertools.combinations(labels, 2))
+    if pairs == "successive":
+        return list(itertools.pairwise(labels))
+    raise AnalysisError(f"pairs={pairs!r}; use one of {', '.join(PAIRS)}")
 
 
 def _attach_environment(

@@ -39,6 +39,7 @@ from .compare import (
     ConditionSummary,
     Level,
     Metric,
+    Pairs,
     PairwiseComparison,
     Verdict,
     _fmt_n,
@@ -423,6 +424,7 @@ def compare_statistic(
     seed: int = 0,
     n_boot: int = 2000,
     environments: Mapping[str, Mapping[str, str]] | None = None,
+    pairs: Pairs = "baseline",
 ) -> Comparison:
     """Compare conditions on one statistic of their samples and judge each against the baseline.
 
@@ -476,6 +478,7 @@ def compare_statistic(
         n_boot=n_boot,
         unit=unit,
         environments=environments,
+        pairs=pairs,
     )
     pooled = {g.condition: pooled_value(g, stat) for g in groups}
     result = dataclasses.replace(result, stat=stat, stat_values=pooled)
@@ -485,35 +488,37 @@ def compare_statistic(
         return result
     by_name = {g.condition: g for g in groups}
     summaries = {c.condition: c for c in result.conditions}
-    base = result.baseline
-    others = [g.condition for g in groups if g.condition != base]
-    tested: dict[str, tuple[Interval | None, TestResult]] = {}
-    for name in others:
+    # The pairs the sample level compared, each judged again at the transaction level.
+    family = [(c.baseline, c.condition) for c in result.comparisons]
+    tested: list[tuple[Interval | None, TestResult]] = []
+    for base, name in family:
         a, b = by_name[base], by_name[name]
         if q is None:
             # The stream of compare(level="transaction"), so the mean is judged identically.
             rng = _seed_for(seed, base, name)
-            tested[name] = cluster_bootstrap_mean_change(
-                a, b, rng=rng, n_boot=n_boot, level=1 - alpha
+            tested.append(
+                cluster_bootstrap_mean_change(a, b, rng=rng, n_boot=n_boot, level=1 - alpha)
             )
         else:
             rng = _seed_for(seed, base, name, stat)
             ha, hb = a.histograms, b.histograms
             assert ha is not None and hb is not None  # sample_values checked
-            tested[name] = cluster_bootstrap_quantile_change(
-                _with_transactions(ha),
-                _with_transactions(hb),
-                q,
-                rng=rng,
-                n_boot=n_boot,
-                level=1 - alpha,
+            tested.append(
+                cluster_bootstrap_quantile_change(
+                    _with_transactions(ha),
+                    _with_transactions(hb),
+                    q,
+                    rng=rng,
+                    n_boot=n_boot,
+                    level=1 - alpha,
+                )
             )
-    adjusted = holm([tested[name][1].p_value for name in others])
-    pairs = []
-    for name, p_adj in zip(others, adjusted, strict=True):
-        interval, test = tested[name]
-        sample_pair = result.comparison(name)
-        pairs.append(
+    adjusted = holm([test.p_value for _, test in tested])
+    judged = []
+    for (base, name), (interval, test), p_adj, sample_pair in zip(
+        family, tested, adjusted, result.comparisons, strict=True
+    ):
+        judged.append(
             _transaction_pair(
                 summaries[base],
                 summaries[name],
@@ -528,7 +533,7 @@ def compare_statistic(
         )
     conditions = tuple(dataclasses.replace(c, level="transaction") for c in result.conditions)
     return dataclasses.replace(
-        result, level="transaction", conditions=conditions, omnibus=None, comparisons=tuple(pairs)
+        result, level="transaction", conditions=conditions, omnibus=None, comparisons=tuple(judged)
     )
 
 

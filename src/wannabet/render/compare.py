@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wannabet.documents import BayesDocument, ComparisonDocument
+from wannabet.documents import BayesDocument, ComparisonDocument, ConditionDocument, PairDocument
 from wannabet.render.format import clean_strings, fixed, fmt_num, interval, p_value, pct
 
 _VERDICT_STYLE = {
@@ -83,7 +83,8 @@ def compare_table(doc: ComparisonDocument) -> Group:
     if bets:
         parts.append(Text.from_markup("[bold]Wanna bet?[/bold]\n" + "\n".join(bets)))
     if doc["comparisons"]:
-        table = Table(title="Against the baseline", title_justify="left")
+        title = _PAIRS_TITLE[str(doc.get("pairs", "baseline"))]
+        table = Table(title=title, title_justify="left")
         table.add_column("condition", style="bold", overflow="fold")
         delta = f"Δ {stat or 'mean'}"
         for name in (delta, "CI", "Δ median", "test", "p (adj.)", "Cliff's δ", "verdict"):
@@ -221,19 +222,41 @@ def compare_csv(doc: ComparisonDocument | list[ComparisonDocument]) -> str:
 
 
 def _csv_rows(writer: Any, doc: ComparisonDocument, by_stat: bool) -> None:
-    by_name = {c["condition"]: c for c in doc["comparisons"]}
     for c in doc["conditions"]:
-        row: list[Any] = [c["condition"], None, c["n"], c["mean"], c["sd"], c["median"]]
-        row += [c["p95"], c["p99"], None, None, None, None, None, None, None]
-        cmp = by_name.get(c["condition"])
-        if cmp is not None:  # the baseline has no row against itself
-            ci = cmp["ci_pct"] or [None, None]
-            row[1] = cmp["baseline"]
-            row[8:] = [cmp["delta_pct"], ci[0], ci[1], cmp["test"], cmp["p_value"]]
-            row[13:] = [cmp["p_adjusted"], cmp["verdict"]]
-        if by_stat:
-            row += [doc.get("txn") or "all", doc.get("stat"), c.get("stat_value")]
-        writer.writerow(["" if v is None else v for v in row])
+        # One row per comparison the condition is the subject of (one against the baseline;
+        # several with --pairs all), and one without any for the first reference.
+        against: list[PairDocument | None] = [
+            p for p in doc["comparisons"] if p["condition"] == c["condition"]
+        ]
+        for cmp in against or [None]:
+            _csv_row(writer, doc, c, cmp, by_stat)
+
+
+def _csv_row(
+    writer: Any,
+    doc: ComparisonDocument,
+    c: ConditionDocument,
+    cmp: PairDocument | None,
+    by_stat: bool,
+) -> None:
+    row: list[Any] = [c["condition"], None, c["n"], c["mean"], c["sd"], c["median"]]
+    row += [c["p95"], c["p99"], None, None, None, None, None, None, None]
+    if cmp is not None:  # the baseline has no row against itself
+        ci = cmp["ci_pct"] or [None, None]
+        row[1] = cmp["baseline"]
+        row[8:] = [cmp["delta_pct"], ci[0], ci[1], cmp["test"], cmp["p_value"]]
+        row[13:] = [cmp["p_adjusted"], cmp["verdict"]]
+    if by_stat:
+        row += [doc.get("txn") or "all", doc.get("stat"), c.get("stat_value")]
+    writer.writerow(["" if v is None else v for v in row])
+
+
+#: the verdict table's title by ``compare --pairs``
+_PAIRS_TITLE = {
+    "baseline": "Against the baseline",
+    "all": "Every pair (against the earlier condition)",
+    "successive": "Each against the one before",
+}
 
 
 _CSV_HEADER = [
