@@ -1,7 +1,9 @@
-"""Shared fixtures. The suite starts its own throwaway PostgreSQL on 127.0.0.1 and stops it.
+"""Shared fixtures. The suite starts its own throwaway PostgreSQL and MariaDB on 127.0.0.1 and
+stops them.
 
-Without server binaries the suite installs Debian's postgresql package when it runs as root. With
-CI=true a server that still cannot start is a failure, never a skip (``unavailable``).
+Without server binaries the suite installs Debian's postgresql and mariadb-server packages when it
+runs as root. With CI=true a server that still cannot start is a failure, never a skip
+(``unavailable``).
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from hypothesis import settings
 
 from wannabet.testing import PostgresUnavailable, ThrowawayPostgres
 from wannabet.testing.ci import unavailable
+from wannabet.testing.mariadb import MariaDBUnavailable, ThrowawayMariaDB
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 # No password file of the machine's user leaks into the tests (tests that need one set it).
 os.environ["PGPASSFILE"] = os.devnull
+os.environ["MYSQL_OPTION_FILE"] = os.devnull
+os.environ.pop("MYSQL_PWD", None)
 for _var in ("PGSSLMODE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLCRL", "PGSSLCRLDIR"):
     os.environ.pop(_var, None)
 
@@ -70,6 +75,18 @@ def fresh_tls_postgres() -> Iterator[ThrowawayPostgres]:
     """A TLS server of the test's own, for a test that changes its certificate."""
     with throwaway_postgres(tls=True) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def mariadb() -> Iterator[ThrowawayMariaDB]:
+    try:
+        server = ThrowawayMariaDB(install=True).start()
+    except MariaDBUnavailable as exc:
+        unavailable("a MariaDB server", exc)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

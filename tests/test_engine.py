@@ -16,6 +16,7 @@ from wannabet.spec import parse_experiment
 from wannabet.store.summaries import BIN_COLUMNS, MOMENT_COLUMNS, STATUS_COLUMNS, from_columns
 from wannabet.targets import Target
 from wannabet.testing import ThrowawayPostgres
+from wannabet.testing.mariadb import ThrowawayMariaDB
 
 ENGINE = NativeEngine()
 OK, CONSTRAINT, SCRIPT, SERIALIZATION, DEADLOCK = (
@@ -23,11 +24,16 @@ OK, CONSTRAINT, SCRIPT, SERIALIZATION, DEADLOCK = (
 )
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
     if request.param == "sqlite":
         t = parse_target(f"sqlite:///{tmp_path / 'engine.db'}")
         ENGINE.execute(t, "PRAGMA journal_mode = WAL")
+        yield t
+    elif request.param == "mariadb":
+        my: ThrowawayMariaDB = request.getfixturevalue("mariadb")
+        t = parse_target(my.url)
+        ENGINE.execute(t, "DROP TABLE IF EXISTS accounts, uniq")
         yield t
     else:
         pg: ThrowawayPostgres = request.getfixturevalue("postgres")
@@ -114,7 +120,9 @@ def test_errors_are_counted_by_class_with_their_codes(target: Target) -> None:
     assert (status == CONSTRAINT).sum() == 400 - rows
     assert set(np.unique(status)) == {OK, CONSTRAINT}
     codes = {result.error_codes[i] for i in result.columns["error_code"][status == CONSTRAINT]}
-    assert codes == ({"23505"} if target.kind == "postgresql" else {"SQLITE_CONSTRAINT_PRIMARYKEY"})
+    # Each database's own name for a duplicate key: SQLSTATE, result code, error number.
+    duplicate = {"postgresql": "23505", "sqlite": "SQLITE_CONSTRAINT_PRIMARYKEY", "mysql": "1062"}
+    assert codes == {duplicate[target.kind]}
     assert (result.columns["error_code"][status == OK] == -1).all()
 
 
@@ -252,6 +260,11 @@ def test_the_engine_reports_its_cpu_and_the_databases_work(target: Target) -> No
         # execution receives BindComplete (5 bytes), CommandComplete "UPDATE 1" (14) and
         # ReadyForQuery (6), and nothing of the set-up is counted.
         assert result.counters == {"server_commits": 40 + 2 * (1 + 1), "bytes_received": 40 * 25}
+    elif target.kind == "mysql":
+        # MySQL counts explicit COMMITs only (Com_commit); autocommit updates are none.
+        assert result.counters == {"server_commits": 0}
+        committed = sample(target, f"BEGIN;\n{script}COMMIT;", sessions=2, count=40)
+        assert committed.counters == {"server_commits": 40}
     else:
         assert result.counters["cache_hit"] > 0 and result.counters["cache_write"] > 0
         assert set(result.counters) == {"cache_hit", "cache_miss", "cache_write", "cache_spill"}

@@ -181,7 +181,7 @@ def test_a_level_target_the_backend_refuses_fails_before_the_run(tmp_path: Path)
         [[factors]]
         name = "platform"
         [factors.levels.a]
-        target = "mysql://u@h/db"
+        target = "oracle://u@h/db"
         [factors.levels.b]
         session_sql = "SELECT 2"
         [sampling]

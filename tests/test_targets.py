@@ -111,11 +111,11 @@ def test_sqlite_paths(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # typ
     with pytest.raises(SpecError, match="in-memory"):
         parse_target("sqlite:///:memory:")
     with pytest.raises(SpecError, match="unsupported target"):
-        parse_target("mysql://u@h/db")
+        parse_target("oracle://u@h/db")
 
 
 def test_every_backend_is_found_by_its_kind_and_its_schemes() -> None:
-    assert [b.kind for b in backends()] == ["sqlite", "postgresql"]
+    assert [b.kind for b in backends()] == ["sqlite", "postgresql", "mysql"]
     for backend in backends():
         assert backend_for(backend.kind) is backend
         for scheme in backend.schemes:
@@ -125,13 +125,14 @@ def test_every_backend_is_found_by_its_kind_and_its_schemes() -> None:
         assert module.with_suffix(".rs").is_file() or (module / "mod.rs").is_file(), backend.engine
     assert parse_target("postgres://u@h/db").placeholder_style == "dollar"
     assert parse_target("sqlite:///x.db").placeholder_style == "qmark"
+    assert parse_target("mariadb://u@h/db").placeholder_style == "positional"
 
 
 def test_an_unknown_kind_gets_no_other_backend_s_logic() -> None:
-    with pytest.raises(TargetError, match="no backend for target kind 'mysql'"):
-        backend_for("mysql")
+    with pytest.raises(TargetError, match="no backend for target kind 'oracle'"):
+        backend_for("oracle")
     with pytest.raises(TargetError) as info:
-        backend_for_url("mysql://u:pw@h/db")
+        backend_for_url("oracle://u:pw@h/db")
     assert "pw" not in str(info.value) and "sqlite:///file.db" in str(info.value)
 
 

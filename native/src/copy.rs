@@ -24,7 +24,7 @@ pub struct CopySpec {
 
 impl CopySpec {
     /// `table (columns)`, as COPY and INSERT name their target.
-    fn target(&self) -> String {
+    pub(crate) fn target(&self) -> String {
         if self.columns.is_empty() {
             self.table.clone()
         } else {

@@ -85,7 +85,9 @@ impl WaitPoller {
         let timeout = positive(timeout_s, "timeout_s")?;
         let cfg = match parse_target(py, target)? {
             Target::Postgres(cfg, tls) => (cfg, tls),
-            Target::Sqlite(_) => return Err(bad("wait-event sampling needs a PostgreSQL target")),
+            Target::Sqlite(_) | Target::Mysql(_) => {
+                return Err(bad("wait-event sampling needs a PostgreSQL target"))
+            }
         };
         let app = application_name.clone();
         let (cfg, tls) = cfg;

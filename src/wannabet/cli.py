@@ -286,7 +286,13 @@ def check(
             for c in conditions
             for t in c.transactions or experiment.workload.transactions
         )
-        checked = f"; the target prepared all {_count(statements, 'statement')}"
+        unchecked = sum(f.unchecked for f in findings)
+        checked = (
+            f"; the target prepared all {_count(statements, 'statement')}"
+            if not unchecked
+            else f"; {_count(statements, 'statement')} tried on the target,"
+            f" {_count(unchecked, 'note')} above on what it could not check"
+        )
     console.print(
         f"ok: {markup(str(file))}: {_count(len(conditions), 'condition')},"
         f" {_count(experiment.sampling.samples, 'sample')} each,"

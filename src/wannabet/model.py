@@ -125,6 +125,12 @@ class SleepCommand:
         return {"us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}[self.unit]
 
 
+#: how a backend's driver writes the n-th bind parameter: ``$1`` (PostgreSQL), ``?1`` (SQLite's
+#: numbered form), ``?`` (MySQL: bare, in order)
+PlaceholderStyle = Literal["dollar", "qmark", "positional"]
+PLACEHOLDERS: dict[str, str] = {"dollar": "${n}", "qmark": "?{n}", "positional": "?"}
+
+
 @dataclass(frozen=True, slots=True)
 class SqlCommand:
     """One SQL statement. ``:name`` placeholders are bound as parameters, never interpolated.
@@ -144,7 +150,7 @@ class SqlCommand:
     #: joined with ``\\;`` to the next statements: several statements sent as one query
     compound: bool = False
 
-    def render(self, style: Literal["dollar", "qmark"]) -> tuple[str, tuple[str, ...]]:
+    def render(self, style: PlaceholderStyle) -> tuple[str, tuple[str, ...]]:
         """The statement with native placeholders, and the variables in placeholder order.
 
         Every occurrence gets its own placeholder, as in pgbench: PostgreSQL may infer a
@@ -152,7 +158,7 @@ class SqlCommand:
         """
         pieces = [self.parts[0]]
         for n, literal in enumerate(self.parts[1:], start=1):
-            pieces.append(f"${n}" if style == "dollar" else f"?{n}")
+            pieces.append(PLACEHOLDERS[style].format(n=n))
             pieces.append(literal)
         return "".join(pieces), self.params
 

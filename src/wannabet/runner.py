@@ -1147,6 +1147,8 @@ class Finding:
 
     error: bool
     message: str
+    #: a note that a statement of the workload could not be checked
+    unchecked: bool = False
 
 
 def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -> list[Finding]:
@@ -1194,14 +1196,30 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
             False,
             f"{where}{'' if line is None else f':{line}'}: transaction {name!r}: statements"
             " joined with \\; cannot be prepared on their own; not checked",
+            unchecked=True,
         )
         for name, line in sorted(joined, key=lambda x: (x[0], x[1] or 0))
     ]
     targets = tuple({t.url: t for t in plan.targets}.values())
     several = len(targets) > 1
+    untried: set[str] = set()
     for server in targets:
         mine = [i for i, t in enumerate(plan.targets) if t.url == server.url]
-        setup_result, results = engine.dry_run(server, setup, [dry[i] for i in mine])
+        if "transactional_ddl" in server.backend.features:
+            setup_result, results = engine.dry_run(server, setup, [dry[i] for i in mine])
+        else:
+            # DDL and settings commit at once there (MySQL): trying them would keep them.
+            # Only the statements are prepared, against the database as it is now.
+            untried.add(server.url)
+            setup_result, results = engine.dry_run(server, [], [([], dry[i][1]) for i in mine])
+            findings.append(
+                Finding(
+                    False,
+                    f"{where}: {server.kind} commits DDL and settings at once, so check did not"
+                    f" run the [setup] or the conditions' SQL on {server.display}; the statements"
+                    " were prepared against its tables as they are now",
+                )
+            )
         for i, result in zip(mine, results, strict=True):
             condition_results[i] = result
         on = f" on {server.display}" if several else ""
@@ -1226,8 +1244,19 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
                 what = f"{where}: SQL of condition {label} ({_first_line(sql[k])!r}) failed"
                 refused.setdefault((what, message), []).append(label)
         provided: dict[str, set[str]] = {}
+        skipped_setup = plan.targets[index].url in untried and bool(setup)
         for (transaction, command), (message, got) in zip(statements[index], prepared, strict=True):
-            if message is not None:
+            if message is not None and skipped_setup:
+                line = transaction.file_line(command.line)
+                untried_note = Finding(
+                    False,
+                    f"{where}{'' if line is None else f':{line}'}: {transaction.name!r} was"
+                    f" refused ({message}); the [setup], not run, may be what it needs",
+                    unchecked=True,
+                )
+                if untried_note not in findings:  # once, not once per condition
+                    findings.append(untried_note)
+            elif message is not None:
                 line = transaction.file_line(command.line)
                 at = "" if line is None else f":{line}"
                 if command in transaction.script.statements:

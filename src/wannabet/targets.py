@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 if TYPE_CHECKING:
     from wannabet.backends import Backend
+    from wannabet.model import PlaceholderStyle
 
 # user:password@host: the password runs to the LAST "@" before a host without one, so a raw "@"
 # in a password is scrubbed too (over-redacting is the safe direction).
@@ -51,7 +52,7 @@ class Target:
         return redact(self.url)
 
     @property
-    def placeholder_style(self) -> Literal["dollar", "qmark"]:
+    def placeholder_style(self) -> PlaceholderStyle:
         return self.backend.placeholder_style
 
     @property

@@ -1,5 +1,6 @@
 //! The small surface the runner needs from a database client.
 
+pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
 pub mod tls;
@@ -220,6 +221,7 @@ pub trait Session {
 pub enum Target {
     Sqlite(std::path::PathBuf),
     Postgres(Box<tokio_postgres::Config>, tls::Tls),
+    Mysql(Box<mysql::Target>),
 }
 
 /// Whether every host of the target is a Unix-socket directory.
@@ -299,10 +301,13 @@ impl Target {
             };
             return Ok(Target::Postgres(Box::new(cfg), tls));
         }
+        if target.starts_with("mysql://") || target.starts_with("mariadb://") {
+            return Ok(Target::Mysql(Box::new(mysql::parse(target)?)));
+        }
         Err(DbError::new(
             Status::Connection,
             None,
-            "unsupported target: expected sqlite:///path or postgresql://...",
+            "unsupported target: expected sqlite:///path, postgresql://... or mysql://...",
         ))
     }
 }
@@ -311,12 +316,16 @@ impl Target {
     /// Names PostgreSQL sessions `<application_name>-<role>`: sessions that are not the run's
     /// measured ones (held, background), which the statistics sampler finds by name.
     pub fn rename(&mut self, role: &str) {
-        if let Target::Postgres(cfg, _) = self {
-            let name = format!(
-                "{}-{role}",
-                cfg.get_application_name().unwrap_or("wannabet")
-            );
-            cfg.application_name(name);
+        match self {
+            Target::Postgres(cfg, _) => {
+                let name = format!(
+                    "{}-{role}",
+                    cfg.get_application_name().unwrap_or("wannabet")
+                );
+                cfg.application_name(name);
+            }
+            Target::Mysql(t) => t.rename(role),
+            Target::Sqlite(_) => {}
         }
     }
 }
@@ -370,6 +379,8 @@ pub enum CancelHandle {
     Postgres(postgres::CancelInfo),
     /// sqlite3_interrupt; safe to call even after the connection closed.
     Sqlite(rusqlite::InterruptHandle),
+    /// KILL QUERY on a new connection to the same server.
+    Mysql(Box<mysql::CancelInfo>),
 }
 
 #[derive(Default)]
@@ -412,6 +423,7 @@ impl Canceller {
             match h {
                 CancelHandle::Postgres(info) => info.cancel(deadline),
                 CancelHandle::Sqlite(i) => i.interrupt(),
+                CancelHandle::Mysql(info) => info.cancel(deadline),
             }
         }
         any
@@ -454,6 +466,13 @@ pub fn with_session_cancellable<F: WithSession>(
         Target::Postgres(cfg, tls) => {
             let mut s = postgres::PgSession::connect(cfg, tls)?;
             if !cancel.register(CancelHandle::Postgres(s.cancel_info())) {
+                return Err(interrupted());
+            }
+            Ok(f.run(&mut s))
+        }
+        Target::Mysql(t) => {
+            let mut s = mysql::MySession::connect(t)?;
+            if !cancel.register(CancelHandle::Mysql(Box::new(s.cancel_info()))) {
                 return Err(interrupted());
             }
             Ok(f.run(&mut s))

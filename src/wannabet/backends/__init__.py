@@ -21,7 +21,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from wannabet.errors import SpecError, TargetError
 from wannabet.targets import redact
@@ -29,6 +29,7 @@ from wannabet.targets import redact
 if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import WorkSource
     from wannabet.engine.base import Engine
+    from wannabet.model import PlaceholderStyle
     from wannabet.samplers.base import Collector, Sampler, StatsWarning
     from wannabet.samplers.options import StatsOptions
     from wannabet.targets import Target
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 #: the backends' packages, in the order errors list them; each defines ``BACKEND``
-_PACKAGES = ("wannabet.backends.sqlite", "wannabet.backends.postgresql")
+_PACKAGES = ("wannabet.backends.sqlite", "wannabet.backends.postgresql", "wannabet.backends.mysql")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +61,8 @@ class Backend:
     example: str
     #: the Rust module that drives it: ``native/src/backend/<engine>.rs`` (or ``<engine>/``)
     engine: str
-    #: how the compiled program writes bind parameters: ``$1`` or ``?``
-    placeholder_style: Literal["dollar", "qmark"]
+    #: how the compiled program writes bind parameters (:data:`wannabet.model.PlaceholderStyle`)
+    placeholder_style: PlaceholderStyle
     #: ``(url, key) -> Target``; a bad URL raises :class:`~wannabet.errors.SpecError`
     parse: Callable[[str, str], Target]
     #: the password a target URL carries, if any (to scrub it from messages)
@@ -76,7 +77,9 @@ class Backend:
     work: Callable[[], WorkSource]
     #: what of pgbench's protocol it has, beyond statements: ``fetch_size`` (the server keeps a
     #: cursor between round trips), ``pipelines`` (``\\startpipeline``: statements sent before
-    #: answers arrive), ``compound`` (``\\;``: several statements in one query)
+    #: answers arrive), ``compound`` (``\\;``: several statements in one query); and
+    #: ``transactional_ddl`` (CREATE, ALTER and settings roll back with a transaction, which
+    #: ``check --target`` relies on to try the set-up without keeping it)
     features: frozenset[str] = frozenset()
 
 

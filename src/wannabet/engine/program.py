@@ -7,7 +7,7 @@ touches the per-transaction path.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from wannabet.model import (
     PREDEFINED_VARIABLES,
@@ -27,6 +27,7 @@ from wannabet.model import (
     Not,
     NullLit,
     PipelineCommand,
+    PlaceholderStyle,
     SetCommand,
     SleepCommand,
     SqlCommand,
@@ -54,7 +55,7 @@ class Program:
         return tuple(name for name, _, _, _ in self.transactions)
 
 
-def compile_program(workload: Workload, style: Literal["dollar", "qmark"]) -> Program:
+def compile_program(workload: Workload, style: PlaceholderStyle) -> Program:
     initial: dict[str, int | float | None] = dict(PREDEFINED_VARIABLES)
     initial.update(dict(workload.variables))
     names = list(initial)

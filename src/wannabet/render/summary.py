@@ -291,8 +291,13 @@ def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
 
 
 def _written(io: dict[str, float]) -> str:
-    """Bytes written per unit: WAL on PostgreSQL, the process's writes on SQLite."""
-    for key, label in (("wal_bytes", "WAL"), ("write_bytes", "")):
+    """Bytes written per unit: WAL on PostgreSQL, redo on MySQL, the process's writes on
+    SQLite."""
+    for key, label in (
+        ("wal_bytes", "WAL"),
+        ("Innodb_os_log_written", "redo"),
+        ("write_bytes", ""),
+    ):
         if io.get(key) is not None:
             value = io[key]
             text = f"{value / 1024:.1f} KiB" if value >= 1024 else f"{value:.0f} B"

@@ -47,5 +47,5 @@ BACKEND = Backend(
     probe=probe,
     samplers=_samplers,
     work=_work,
-    features=frozenset({"fetch_size", "pipelines", "compound"}),
+    features=frozenset({"fetch_size", "pipelines", "compound", "transactional_ddl"}),
 )

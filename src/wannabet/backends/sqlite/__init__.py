@@ -43,4 +43,5 @@ BACKEND = Backend(
     probe=probe,
     samplers=_samplers,
     work=_work,
+    features=frozenset({"transactional_ddl"}),
 )

@@ -1,0 +1,305 @@
+"""MySQL and MariaDB statistics around each sample, read through the engine's connections.
+
+What one sample gets (deltas between a snapshot right before and right after it):
+
+- ``SHOW GLOBAL STATUS``: the counters (commits, rollbacks, rows read and changed, buffer pool
+  reads and requests, redo writes and fsyncs, data read and written, temporary tables, lock
+  waits) as deltas (``status``); the other values (threads running, pages dirty) as read after
+  the sample (``levels``);
+- ``performance_schema`` wait events (``events_waits_summary_global_by_event_name``): the time
+  every thread of the server spent waiting on each event, from the server's own timers (not
+  sampled), ``idle`` excluded; and the statements that took the most time
+  (``events_statements_summary_by_digest``; MariaDB leaves executions of prepared statements
+  out of it, so with the ``prepared`` protocol the list may be empty). With
+  ``performance_schema`` off (MariaDB's
+  default) both are absent and a warning says how to turn it on;
+- server CPU time of the server process from ``/proc`` (psutil), when the server runs on this
+  machine: its pid file names the process, whose start time must match the server's uptime;
+  otherwise it is unknown (``None``), never guessed.
+
+Commits cross-check. ``Com_commit`` counts the COMMIT statements the server ran; the engine
+counts the ones that succeeded. Autocommit statements are not counted by either (MySQL keeps no
+count of them). The snapshots' own statements commit nothing, so the two agree exactly unless
+another client commits on the same server meanwhile.
+
+A counter that went backwards (``FLUSH STATUS``, ``TRUNCATE`` of a summary table, a restart
+that ``Uptime`` shows) makes the sample's statistics invalid rather than wrong.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import psutil  # type: ignore[import-untyped]
+
+from wannabet.backends.mysql.url import host_port
+from wannabet.engine.base import Engine, SampleResult
+from wannabet.errors import TargetError
+from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
+from wannabet.samplers.process import allowed_cores
+from wannabet.targets import Target, redact
+
+if TYPE_CHECKING:
+    from wannabet.samplers.base import Sampler
+    from wannabet.samplers.options import StatsOptions
+
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+_STATEMENTS_KEPT = 10
+#: the server process found by its pid file must have started within this of now − Uptime
+_START_TIME_TOLERANCE_S = 3.0
+#: performance_schema timers count picoseconds
+_PS_PER_S = 1e12
+#: ``SHOW GLOBAL STATUS`` counters: they only grow until a FLUSH STATUS or a restart, so a delta
+#: is the sample's and one that went backwards marks a reset. Every other numeric value is a level
+#: (threads running, pages dirty, a maximum, an average) and is kept as read after the sample.
+COUNTER_PREFIXES = (
+    "Com_",
+    "Handler_",
+    "Innodb_rows_",
+    "Innodb_data_read",
+    "Innodb_data_written",
+    "Innodb_data_fsyncs",
+    "Innodb_buffer_pool_read_requests",
+    "Innodb_buffer_pool_reads",
+    "Innodb_buffer_pool_write_requests",
+    "Innodb_buffer_pool_pages_flushed",
+    "Innodb_log_write",
+    "Innodb_log_waits",
+    "Innodb_os_log_written",
+    "Innodb_os_log_fsyncs",
+    "Innodb_pages_",
+    "Innodb_row_lock_waits",
+    "Innodb_row_lock_time",
+    "Innodb_deadlocks",
+    "Innodb_dblwr_",
+    "Bytes_",
+    "Questions",
+    "Queries",
+    "Connections",
+    "Aborted_",
+    "Created_tmp_",
+    "Select_",
+    "Sort_",
+    "Table_locks_",
+    "Opened_",
+    "Slow_queries",
+)
+_LEVEL_SUFFIXES = ("_max", "_avg", "_current_waits", "_pending")
+
+
+def is_counter(name: str) -> bool:
+    """Whether a status value is a counter (see :data:`COUNTER_PREFIXES`)."""
+    return name.startswith(COUNTER_PREFIXES) and not name.endswith(_LEVEL_SUFFIXES)
+
+
+_WAITS_SQL = (
+    "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT"
+    " FROM performance_schema.events_waits_summary_global_by_event_name"
+    " WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle'"
+)
+_DIGESTS_SQL = (
+    "SELECT COALESCE(SCHEMA_NAME, ''), DIGEST, COUNT_STAR, SUM_TIMER_WAIT, SUM_ROWS_EXAMINED,"
+    " SUM_ROWS_SENT, LEFT(DIGEST_TEXT, 200)"
+    " FROM performance_schema.events_statements_summary_by_digest WHERE DIGEST IS NOT NULL"
+)
+
+
+def samplers_for(
+    target: Target, engine: Engine, options: StatsOptions
+) -> tuple[list[Sampler], list[StatsWarning]]:
+    """The server's statistics sampler, or a warning that says why there is none."""
+    try:
+        sampler = MySQLSampler(target, engine, server_cores=options.server_cores)
+    except TargetError as exc:
+        message = redact(str(exc).strip().splitlines()[0], target.password)
+        return [], [StatsWarning(MySQLSampler.name, message)]
+    return [sampler], []
+
+
+class MySQLSampler:
+    """Statistics of a MySQL or MariaDB server around each sample (see the module docstring)."""
+
+    name = "mysql"
+
+    def __init__(self, target: Target, engine: Engine, *, server_cores: int | None = None) -> None:
+        self._target = target
+        self._engine = engine
+        self.notes: list[StatsWarning] = []
+        self.version = self._one("SELECT VERSION()") or ""
+        self._ps = self._one("SELECT @@performance_schema") in ("1", "ON")
+        if not self._ps:
+            self.notes.append(
+                StatsWarning(
+                    self.name,
+                    "performance_schema is off: no wait events or statement digests; set"
+                    " performance_schema=ON in the server's configuration (needs a restart)",
+                )
+            )
+        self._process = self._find_server()
+        self._cores = server_cores
+        if self._cores is None and self._process is not None:
+            self._cores = allowed_cores()
+        self._before: dict[str, Any] = {}
+
+    def _rows(self, sql: str) -> list[tuple[str | None, ...]]:
+        return self._engine.query(self._target, sql)
+
+    def _one(self, sql: str) -> str | None:
+        rows = self._rows(sql)
+        return rows[0][0] if rows and rows[0] else None
+
+    def _find_server(self) -> psutil.Process | None:
+        """The server's process, if it demonstrably runs on this machine."""
+        host, _ = host_port(self._target.url)
+        if host.lower() not in _LOOPBACK:
+            self.notes.append(
+                StatsWarning(self.name, "server CPU is unknown: the server is not on this host")
+            )
+            return None
+        try:
+            pid_file, uptime = self._rows(
+                "SELECT @@pid_file, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+                " WHERE VARIABLE_NAME = 'UPTIME'"
+            )[0]
+            with open(str(pid_file), encoding="ascii") as f:
+                process = psutil.Process(int(f.read().strip()))
+            if not any(n in process.name() for n in ("mysqld", "mariadbd")):
+                raise psutil.NoSuchProcess(process.pid)
+            # A pid file of another server (a container, a stale file) is not this one.
+            started = time.time() - float(uptime or 0)
+            if abs(process.create_time() - started) > _START_TIME_TOLERANCE_S:
+                raise psutil.NoSuchProcess(process.pid)
+            return process
+        except (psutil.Error, OSError, ValueError, IndexError):
+            self.notes.append(
+                StatsWarning(
+                    self.name,
+                    "server CPU is unknown: the server's process is not visible here"
+                    " (another host, container or namespace, or an unreadable pid file)",
+                )
+            )
+            return None
+
+    def _server_cpu_s(self) -> float | None:
+        if self._process is None:
+            return None
+        try:
+            t = self._process.cpu_times()
+        except psutil.Error:
+            return None
+        return float(t.user + t.system)
+
+    def _snapshot(self) -> dict[str, Any]:
+        status: dict[str, float] = {}
+        for name, value in self._rows("SHOW GLOBAL STATUS"):
+            try:
+                number = float(value or "")
+            except ValueError:
+                continue
+            status[str(name)] = int(number) if number.is_integer() else number
+        snap: dict[str, Any] = {"status": status, "cpu_s": self._server_cpu_s()}
+        if self._ps:
+            snap["waits"] = {
+                str(e): (int(n or 0), int(t or 0)) for e, n, t in self._rows(_WAITS_SQL)
+            }
+            snap["digests"] = {
+                (str(s), str(d)): (int(n or 0), int(t or 0), int(ex or 0), int(se or 0), text)
+                for s, d, n, t, ex, se, text in self._rows(_DIGESTS_SQL)
+            }
+        return snap
+
+    def start(self, interrupted: Interrupted = never) -> None:
+        self._before = self._snapshot()
+
+    def abandon(self) -> None:
+        self._before = {}
+
+    def stop(self, result: SampleResult, interrupted: Interrupted = never) -> Section:
+        after = self._snapshot()
+        before = self._before
+        invalid: list[str] = []
+        values: dict[str, Any] = {"server_version": self.version}
+        b_status, a_status = before.get("status", {}), after["status"]
+        counters = [k for k in a_status if is_counter(k)]
+        status, negative = delta(b_status, a_status, counters)
+        restarted = a_status.get("Uptime", 0) < b_status.get("Uptime", 0)
+        if negative or restarted:
+            shown = ", ".join(negative[:3]) or "Uptime"
+            invalid.append(f"status counters went backwards ({shown}): a FLUSH STATUS or restart")
+        values["status"] = status
+        values["levels"] = {k: v for k, v in sorted(a_status.items()) if not is_counter(k)}
+        cpu_before, cpu_after = before.get("cpu_s"), after["cpu_s"]
+        values["cpu_s"] = (
+            cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
+        )
+        values["cores"] = self._cores
+        if self._ps and "waits" in before:
+            waits = _wait_deltas(before["waits"], after["waits"])
+            if waits is None:
+                invalid.append("performance_schema wait summaries were truncated during the sample")
+            else:
+                values["waits"] = waits
+            values["statements"] = _digest_deltas(before["digests"], after["digests"])
+        values["server_commits"] = status.get("Com_commit") if not invalid else None
+        values["engine_commits"] = result.counters.get("server_commits")
+        values["commits_check_reliable"] = not invalid
+        return Section(self.name, values, tuple(invalid), tuple(self.notes))
+
+    def close(self) -> None:
+        self._before = {}
+
+
+def _wait_deltas(
+    before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]
+) -> dict[str, Any] | None:
+    """Wait time per event over the sample, most first; None when a summary went backwards."""
+    events: list[dict[str, Any]] = []
+    for name, (count, timer) in after.items():
+        was_count, was_timer = before.get(name, (0, 0))
+        dn, dt = count - was_count, timer - was_timer
+        if dn < 0 or dt < 0:
+            return None
+        if dn == 0:
+            continue
+        event = name.removeprefix("wait/")
+        kind = event.split("/", 1)[0]  # io, lock, synch
+        events.append({"type": kind, "event": event, "count": dn, "wait_s": dt / _PS_PER_S})
+    events.sort(key=lambda e: -e["wait_s"])
+    return {"wait_s": sum(e["wait_s"] for e in events), "events": events}
+
+
+def _is_own(text: str | None) -> bool:
+    """The snapshots' own statements and the driver's on connecting, not the workload's."""
+    t = (text or "").upper()
+    return (
+        t.startswith(("SHOW GLOBAL STATUS", "SELECT VERSION", "SELECT @@"))
+        or "PERFORMANCE_SCHEMA" in t
+        or "INFORMATION_SCHEMA.GLOBAL_STATUS" in t
+    )
+
+
+def _digest_deltas(
+    before: dict[tuple[str, str], tuple[Any, ...]], after: dict[tuple[str, str], tuple[Any, ...]]
+) -> list[dict[str, Any]]:
+    """The statements that took the most time over the sample; an entry evicted or truncated
+    in between (a negative delta) is dropped rather than reported wrong."""
+    out = []
+    for key, (n, t, examined, sent, text) in after.items():
+        was = before.get(key, (0, 0, 0, 0, text))
+        d = (n - was[0], t - was[1], examined - was[2], sent - was[3])
+        if d[0] <= 0 or min(d) < 0 or _is_own(text):
+            continue
+        out.append(
+            {
+                "schema": key[0],
+                "digest": key[1],
+                "calls": d[0],
+                "total_exec_ms": d[1] / 1e9,
+                "rows_examined": d[2],
+                "rows_sent": d[3],
+                "query": text,
+            }
+        )
+    out.sort(key=lambda r: -float(r["total_exec_ms"]))
+    return out[:_STATEMENTS_KEPT]

@@ -1,0 +1,334 @@
+"""MySQL and MariaDB (issue #15): URLs and passwords, the engine's protocols, retries of
+deadlocks, the server's statistics per sample and the unit of work, against the throwaway
+MariaDB."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wannabet.backends import parse_target
+from wannabet.engine import STATUS_NAMES, NativeEngine, SampleRequest, compile_program
+from wannabet.errors import ConnectError, SpecError
+from wannabet.runner import run_experiment
+from wannabet.spec import parse_experiment
+from wannabet.store import Store
+from wannabet.targets import Target
+from wannabet.testing.mariadb import ThrowawayMariaDB
+from wannabet.work import unit_of_work_for_run
+
+ENGINE = NativeEngine()
+OK, DEADLOCK = STATUS_NAMES.index("ok"), STATUS_NAMES.index("deadlock")
+
+
+# -- URLs and passwords (no server) ----------------------------------------------------------
+
+
+def test_a_url_without_password_takes_mysql_pwd_then_the_option_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = parse_target("mariadb://me@db.example/shop")
+    assert target.kind == "mysql" and target.password is None
+    assert target.url == "mariadb://me@db.example:3306/shop"
+    options = tmp_path / "my.cnf"
+    options.write_text("[client]\nuser = filed\npassword = 'from file'\n[mysqldump]\nuser=x\n")
+    options.chmod(0o600)
+    monkeypatch.setenv("MYSQL_OPTION_FILE", str(options))
+    target = parse_target("mysql://db.example/shop")
+    assert target.password == "from file" and "filed:" in target.url
+    assert "from" not in target.display and "***" in target.display
+    monkeypatch.setenv("MYSQL_PWD", "s3cret@x")
+    target = parse_target("mysql://me@db.example:3307/shop")
+    assert target.password == "s3cret@x" and target.url.endswith("@db.example:3307/shop")
+    # The URL's own password wins over both.
+    assert parse_target("mysql://me:inline@h/db").password == "inline"
+    options.chmod(0o644)
+    monkeypatch.delenv("MYSQL_PWD")
+    with pytest.raises(SpecError, match=r"may be read by group or others; run: chmod 600"):
+        parse_target("mysql://h/db")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("mysql:///db", "names no host"),
+        ("mysql://u:pw@h/db?sslmode=require", "unknown key 'sslmode'"),
+        ("mysql://u:pw@h/db?ssl-mode=sometimes", "ssl-mode=sometimes is not one of"),
+        ("mysql://u:p@w@h/db", "contains a raw '@'"),
+    ],
+)
+def test_bad_urls_are_one_clear_error_without_the_password(url: str, message: str) -> None:
+    with pytest.raises(SpecError, match=message) as info:
+        parse_target(url, file="e.toml")
+    assert "pw" not in str(info.value) and "e.toml" in str(info.value)
+
+
+# -- the engine ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def target(mariadb: ThrowawayMariaDB) -> Target:
+    t = parse_target(mariadb.url)
+    ENGINE.execute(t, "DROP TABLE IF EXISTS accounts, hot, counters, kv")
+    return t
+
+
+def sample(target: Target, script: str, *, sessions: int = 2, count: int = 0, **kw: Any) -> Any:
+    spec = f"name = 'e'\n[[workload.transactions]]\nscript = '''\n{script}\n'''\n"
+    experiment = parse_experiment(spec, file="e")
+    request = SampleRequest(
+        program=compile_program(experiment.workload, target.placeholder_style),
+        sessions=sessions,
+        session_sql=(),
+        duration_ns=0,
+        max_transactions=count,
+        seed=1,
+        **kw,
+    )
+    return ENGINE.run_sample(target, request)
+
+
+def scalar(target: Target, sql: str) -> int:
+    return int(ENGINE.query(target, sql)[0][0] or 0)
+
+
+@pytest.mark.parametrize("protocol", ["simple", "extended", "prepared"])
+def test_every_protocol_binds_reads_and_sets_variables(target: Target, protocol: str) -> None:
+    ENGINE.execute(target, "CREATE TABLE kv (k int PRIMARY KEY, v int NOT NULL)")
+    ENGINE.execute(target, "INSERT INTO kv VALUES (1, 10), (2, 20), (3, 30)")
+    # \gset reads a row into variables; the next statement uses them; \; sends two at once.
+    script = textwrap.dedent(
+        """\
+        \\set k random(1, 3)
+        BEGIN;
+        SELECT v AS old, k * 1.5 AS f FROM kv WHERE k = :k FOR UPDATE \\gset
+        UPDATE kv SET v = :old + 1 WHERE k = :k \\;
+        UPDATE kv SET v = v WHERE k = :k;
+        COMMIT;
+        """
+    )
+    result = sample(target, script, sessions=2, count=300, protocol=protocol)
+    assert (result.columns["status"] == OK).all(), result.error_codes
+    assert scalar(target, "SELECT sum(v) FROM kv") == 60 + 300
+
+
+def test_a_deadlocking_workload_retries_with_max_tries(target: Target) -> None:
+    ENGINE.execute(target, "CREATE TABLE hot (id int PRIMARY KEY, n int NOT NULL)")
+    ENGINE.execute(target, "INSERT INTO hot VALUES (1, 0), (2, 0)")
+    # The two sessions lock the two rows in opposite orders: InnoDB kills one of them (1213).
+    script = textwrap.dedent(
+        """\
+        \\set first 1 + :client_id % 2
+        BEGIN;
+        UPDATE hot SET n = n + 1 WHERE id = :first;
+        \\sleep 2 ms
+        UPDATE hot SET n = n + 1 WHERE id = 3 - :first;
+        COMMIT;
+        """
+    )
+    plain = sample(target, script, sessions=2, count=100)
+    status = plain.columns["status"]
+    assert (status == DEADLOCK).sum() > 0
+    codes = {plain.error_codes[i] for i in plain.columns["error_code"][status == DEADLOCK]}
+    assert codes == {"1213"}
+    assert scalar(target, "SELECT sum(n) FROM hot") == 2 * (status == OK).sum()
+    retried = sample(target, script, sessions=2, count=100, max_tries=1000)
+    assert (retried.columns["status"] == OK).sum() == 100
+    assert retried.columns["retries"].sum() > 0
+    assert retried.counters["server_commits"] == 100
+    assert scalar(target, "SELECT sum(n) FROM hot") == 2 * ((status == OK).sum() + 100)
+
+
+def test_tls_required_is_refused_by_a_server_without_it_and_preferred_falls_back(
+    mariadb: ThrowawayMariaDB,
+) -> None:
+    with pytest.raises(ConnectError, match="requires secure connection") as info:
+        ENGINE.query(parse_target(f"{mariadb.url}?ssl-mode=REQUIRED"), "SELECT 1")
+    assert mariadb.password not in str(info.value)
+    assert ENGINE.query(parse_target(f"{mariadb.url}?ssl-mode=PREFERRED"), "SELECT 1") == [("1",)]
+
+
+def test_a_wrong_password_is_a_connect_error_without_it(mariadb: ThrowawayMariaDB) -> None:
+    url = mariadb.url.replace(mariadb.password, "not-the-password")
+    with pytest.raises(ConnectError, match="Access denied") as info:
+        ENGINE.query(parse_target(url), "SELECT 1")
+    assert "not-the-password" not in str(info.value)
+
+
+# -- statistics and the unit of work -----------------------------------------------------------
+
+COMMIT_TOML = """
+name = "flush-log"
+[setup]
+sql = '''
+DROP TABLE IF EXISTS counters;
+CREATE TABLE counters (id int PRIMARY KEY, n bigint NOT NULL) ENGINE = InnoDB;
+INSERT INTO counters VALUES (0, 0), (1, 0), (2, 0), (3, 0);
+'''
+[workload]
+sessions = 2
+[[workload.transactions]]
+name = "bump"
+script = '''
+BEGIN;
+UPDATE counters SET n = n + 1 WHERE id = :client_id;
+COMMIT;
+'''
+[[factors]]
+name = "innodb_flush_log_at_trx_commit"
+levels = ["1", "2"]
+system_sql = "SET GLOBAL innodb_flush_log_at_trx_commit = {level}"
+[sampling]
+samples = 3
+duration = "1s"
+warmup = "0.2s"
+"""
+
+
+@pytest.fixture(scope="module")
+def commit_run(
+    mariadb: ThrowawayMariaDB, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Store, int]:
+    store = Store(tmp_path_factory.mktemp("my-stats") / "r.duckdb")
+    out = run_experiment(
+        parse_experiment(COMMIT_TOML, file="exp.toml"),
+        target=parse_target(mariadb.url),
+        store=store,
+        engine=NativeEngine(),
+    )
+    assert out.status == "complete"
+    return store, out.run_id
+
+
+def test_server_commits_match_the_engine_exactly(commit_run: tuple[Store, int]) -> None:
+    store, run_id = commit_run
+    docs = [json.loads(s["stats"]) for s in store.samples(run_id)]
+    assert len(docs) == 6
+    for doc in docs:
+        my = doc["mysql"]
+        assert doc["valid"] is True and doc["warnings"] == [], doc["warnings"]
+        assert my["commits_check_reliable"] is True
+        # The engine's committed transactions include the warm-up; both count every COMMIT.
+        assert my["server_commits"] == my["engine_commits"] >= doc["engine"]["committed"] > 0
+        assert my["status"]["Handler_update"] >= my["server_commits"]
+        assert my["cpu_s"] > 0 and my["cores"] >= 1
+        assert my["waits"]["wait_s"] > 0 and my["waits"]["events"]
+        # Neither the snapshots' statements nor the driver's on connecting are the workload's.
+        assert not [s for s in my["statements"] if "@@" in s["query"] or "SHOW" in s["query"]]
+    for u in unit_of_work_for_run(store, run_id):
+        assert u.server_check is not None and u.server_check.ok, u.server_check
+        assert u.cpu_ms_per_unit is not None and u.cpu_ms_per_unit.mean > 0
+        assert u.wait_ms_per_unit is not None and u.wait_ms_per_unit.mean > 0
+        assert u.io_per_unit["Innodb_data_fsyncs"].mean >= 0
+
+
+def test_flushing_the_log_at_every_commit_syncs_more(commit_run: tuple[Store, int]) -> None:
+    store, run_id = commit_run
+    units = {u.condition: u for u in unit_of_work_for_run(store, run_id)}
+    every, second = (
+        units[f"innodb_flush_log_at_trx_commit={v}"].io_per_unit["Innodb_data_fsyncs"].mean
+        for v in ("1", "2")
+    )
+    # 1 syncs the redo log at each commit (group commit may share one); 2 once a second.
+    # (MariaDB counts the log's fsyncs with the data files'.)
+    assert every > 0.2 and second < 0.1 * every, (every, second)
+
+
+def test_the_run_records_the_servers_settings(commit_run: tuple[Store, int]) -> None:
+    store, run_id = commit_run
+    with store.read() as con:
+        env = json.loads(
+            con.execute("SELECT environment FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
+        )
+    assert env["server"] == "MariaDB" and "MariaDB" in env["server_version"]
+    settings = env["server_settings"]
+    assert settings["innodb_flush_log_at_trx_commit"] in ("1", "2")
+    assert {"sync_binlog", "innodb_buffer_pool_size", "performance_schema"} <= set(settings)
+    assert os.environ.get("MYSQL_PWD") is None
+
+
+def test_flush_status_mid_sample_invalidates_that_sample(
+    mariadb: ThrowawayMariaDB, target: Target, tmp_path: Path
+) -> None:
+    text = COMMIT_TOML.replace("samples = 3", "samples = 1").replace(
+        'levels = ["1", "2"]', 'levels = ["1"]'
+    )
+    # The statistics reset lands between the snapshots, as another DBA's FLUSH STATUS would.
+    text = text.replace(
+        "COMMIT;\n'''",
+        "COMMIT;\n\\if :client_id = 0 and random(1, 400) = 1\nFLUSH STATUS;\n\\endif\n'''",
+    )
+    store = Store(tmp_path / "r.duckdb")
+    out = run_experiment(
+        parse_experiment(text, file="e.toml"), target=target, store=store, engine=NativeEngine()
+    )
+    doc = json.loads(store.samples(out.run_id)[0]["stats"])
+    assert doc["valid"] is False
+    assert "status counters went backwards" in json.dumps(doc)
+    assert doc["mysql"]["server_commits"] is None
+
+
+# -- the example -------------------------------------------------------------------------------
+
+
+def test_the_mariadb_example_runs_and_summarises_commits(
+    mariadb: ThrowawayMariaDB, tmp_path: Path
+) -> None:
+    """examples/mariadb-flush-log.toml in a short form, through the command line."""
+    from wannabet.testing.cli import wannabet
+
+    results = tmp_path / "r.duckdb"
+    example = Path(__file__).resolve().parent.parent / "examples" / "mariadb-flush-log.toml"
+    quick = ("--samples", "2", "--duration", "0.6s", "--warmup", "0.1s")
+    run = wannabet("run", str(example), "--target", mariadb.url, "--results", str(results), *quick)
+    assert run.returncode == 0, run.stderr
+    assert mariadb.password not in run.stdout + run.stderr
+    summary = wannabet("summary", "--results", str(results), "--format", "json")
+    assert summary.returncode == 0, summary.stderr
+    doc = json.loads(summary.stdout)
+    assert {c["condition"] for c in doc["conditions"]} == {
+        "innodb_flush_log_at_trx_commit=1",
+        "innodb_flush_log_at_trx_commit=2",
+    }
+    for cond in doc["conditions"]:
+        uow, check = cond["unit_of_work"], cond["server_check"]
+        assert uow["unit"] == "commit" and uow["cpu_ms_per_unit"] > 0, uow
+        assert check["engine_commits"] == check["server_commits"] > 0, check
+    assert mariadb.password not in summary.stdout
+    # The after-run hook put the durable setting back.
+    assert scalar(parse_target(mariadb.url), "SELECT @@innodb_flush_log_at_trx_commit") == 1
+
+
+def test_check_target_prepares_without_running_ddl_that_would_commit(
+    mariadb: ThrowawayMariaDB, target: Target, tmp_path: Path
+) -> None:
+    """MySQL commits DDL at once, so `check --target` runs neither the set-up nor the
+    conditions' SQL there: it prepares the statements against the tables as they are."""
+    from wannabet.testing.cli import wannabet
+
+    ENGINE.execute(
+        target, "DROP TABLE IF EXISTS bench_history, bench_tellers, bench_accounts, bench_branches"
+    )
+    example = Path(__file__).resolve().parent.parent / "examples" / "mariadb-flush-log.toml"
+    proc = wannabet("check", str(example), "--target", mariadb.url)
+    assert proc.returncode == 0, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "commits DDL and settings at once, so check did not run the [setup]" in err
+    assert "doesn't exist); the [setup], not run, may be what it needs" in err
+    assert "notes above on what it could not check" in " ".join(proc.stdout.split())
+    # Nothing was created, and the global setting was not touched.
+    assert not ENGINE.query(target, "SHOW TABLES LIKE 'bench_%'")
+    # Without a set-up, a refused statement is an error naming its line.
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        "name = 'bad'\n[[workload.transactions]]\nscript = '''\nSELECT nope FROM missing;\n'''\n"
+    )
+    proc = wannabet("check", str(bad), "--target", mariadb.url)
+    assert proc.returncode == 3
+    assert "bad.toml:4: the database refused statement 1 of" in " ".join(proc.stderr.split())
+    assert mariadb.password not in proc.stdout + proc.stderr
