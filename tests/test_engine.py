@@ -1,4 +1,5 @@
-"""The native engine against real databases: SQLite files and the throwaway PostgreSQL."""
+"""The engine against real databases: SQLite files, the throwaway PostgreSQL and MariaDB, and
+DuckDB files through the DB-API engine."""
 
 from __future__ import annotations
 
@@ -24,9 +25,12 @@ OK, CONSTRAINT, SCRIPT, SERIALIZATION, DEADLOCK = (
 )
 
 
-@pytest.fixture(params=["sqlite", "postgresql", "mariadb"])
+@pytest.fixture(params=["sqlite", "postgresql", "mariadb", "duckdb"])
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
-    if request.param == "sqlite":
+    if request.param == "duckdb":
+        # Through the DB-API engine: the same runner, DuckDB's Python connections as sessions.
+        yield parse_target(f"duckdb:///{tmp_path / 'engine.duckdb'}")
+    elif request.param == "sqlite":
         t = parse_target(f"sqlite:///{tmp_path / 'engine.db'}")
         ENGINE.execute(t, "PRAGMA journal_mode = WAL")
         yield t
@@ -40,6 +44,13 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
         t = parse_target(pg.url)
         ENGINE.execute(t, "DROP TABLE IF EXISTS accounts, uniq")
         yield t
+
+
+def conflicts(target: Target) -> set[int]:
+    """Statuses of concurrent writes to one row besides success: DuckDB's optimistic
+    concurrency fails the second writer with a conflict (a serialization failure) where the
+    others make it wait."""
+    return {SERIALIZATION} if target.kind == "duckdb" else set()
 
 
 def sample(
@@ -87,7 +98,7 @@ def test_committed_updates_leave_exactly_that_many_increments(target: Target) ->
     )
     ok = int((result.columns["status"] == OK).sum())
     assert ok >= 10  # a time-limited sample: how many depends on the disk's fsync
-    assert ok == result.count  # nothing failed
+    assert set(np.unique(result.columns["status"])) <= {OK} | conflicts(target)
     assert scalar(target, "SELECT sum(balance) FROM accounts") == ok
 
 
@@ -104,8 +115,8 @@ def test_explicit_transactions_with_several_statements(target: Target) -> None:
     assert result.count == 500
     # Two sessions updating two rows in random order deadlock now and then on PostgreSQL.
     status = result.columns["status"]
-    assert set(np.unique(status)) <= {OK, DEADLOCK}
-    assert (status == OK).sum() > 400
+    assert set(np.unique(status)) <= {OK, DEADLOCK} | conflicts(target)
+    assert (status == OK).sum() > 300
     # Transfers conserve money (failed ones rolled back), and each moved one unit.
     assert scalar(target, "SELECT sum(balance) FROM accounts") == 0
     assert scalar(target, "SELECT sum(abs(balance)) FROM accounts") <= 1000
@@ -121,7 +132,12 @@ def test_errors_are_counted_by_class_with_their_codes(target: Target) -> None:
     assert set(np.unique(status)) == {OK, CONSTRAINT}
     codes = {result.error_codes[i] for i in result.columns["error_code"][status == CONSTRAINT]}
     # Each database's own name for a duplicate key: SQLSTATE, result code, error number.
-    duplicate = {"postgresql": "23505", "sqlite": "SQLITE_CONSTRAINT_PRIMARYKEY", "mysql": "1062"}
+    duplicate = {
+        "postgresql": "23505",
+        "sqlite": "SQLITE_CONSTRAINT_PRIMARYKEY",
+        "mysql": "1062",
+        "duckdb": "ConstraintException",  # the driver's exception class
+    }
     assert codes == {duplicate[target.kind]}
     assert (result.columns["error_code"][status == OK] == -1).all()
 
@@ -265,6 +281,8 @@ def test_the_engine_reports_its_cpu_and_the_databases_work(target: Target) -> No
         assert result.counters == {"server_commits": 0}
         committed = sample(target, f"BEGIN;\n{script}COMMIT;", sessions=2, count=40)
         assert committed.counters == {"server_commits": 40}
+    elif target.kind == "duckdb":
+        assert result.counters == {}  # the DB-API engine counts nothing of the database's
     else:
         assert result.counters["cache_hit"] > 0 and result.counters["cache_write"] > 0
         assert set(result.counters) == {"cache_hit", "cache_miss", "cache_write", "cache_spill"}
@@ -392,7 +410,9 @@ def test_the_engines_summaries_equal_those_of_its_rows(target: Target, rate: flo
     statuses = result.summaries.statuses
     groups = set(zip(statuses["txn_type"].tolist(), statuses["warmup"].tolist(), strict=True))
     assert groups == {(0, True), (0, False), (1, True), (1, False)}
-    assert set(statuses["status"].tolist()) == {OK, CONSTRAINT}
+    assert (
+        {OK, CONSTRAINT} <= set(statuses["status"].tolist()) <= {OK, CONSTRAINT} | conflicts(target)
+    )
     assert int(statuses["count"].sum()) == result.count
     if rate:  # latency counts from the schedule, not from when the transaction started
         c = result.columns

@@ -181,7 +181,7 @@ def test_a_level_target_the_backend_refuses_fails_before_the_run(tmp_path: Path)
         [[factors]]
         name = "platform"
         [factors.levels.a]
-        target = "oracle://u@h/db"
+        target = "db2://u@h/db"
         [factors.levels.b]
         session_sql = "SELECT 2"
         [sampling]

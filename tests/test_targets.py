@@ -111,11 +111,18 @@ def test_sqlite_paths(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # typ
     with pytest.raises(SpecError, match="in-memory"):
         parse_target("sqlite:///:memory:")
     with pytest.raises(SpecError, match="unsupported target"):
-        parse_target("oracle://u@h/db")
+        parse_target("db2://u@h/db")
 
 
 def test_every_backend_is_found_by_its_kind_and_its_schemes() -> None:
-    assert [b.kind for b in backends()] == ["sqlite", "postgresql", "mysql"]
+    assert [b.kind for b in backends()] == [
+        "sqlite",
+        "postgresql",
+        "mysql",
+        "duckdb",
+        "oracle",
+        "dbapi",
+    ]
     for backend in backends():
         assert backend_for(backend.kind) is backend
         for scheme in backend.schemes:
@@ -123,16 +130,18 @@ def test_every_backend_is_found_by_its_kind_and_its_schemes() -> None:
         # Its engine is a Rust module of that name.
         module = NATIVE_BACKENDS / backend.engine
         assert module.with_suffix(".rs").is_file() or (module / "mod.rs").is_file(), backend.engine
+        # The DB-API backends, and only they, run through the Python-session module.
+        assert (backend.engine == "python") == (backend.driver is not None), backend.kind
     assert parse_target("postgres://u@h/db").placeholder_style == "dollar"
     assert parse_target("sqlite:///x.db").placeholder_style == "qmark"
     assert parse_target("mariadb://u@h/db").placeholder_style == "positional"
 
 
 def test_an_unknown_kind_gets_no_other_backend_s_logic() -> None:
-    with pytest.raises(TargetError, match="no backend for target kind 'oracle'"):
-        backend_for("oracle")
+    with pytest.raises(TargetError, match="no backend for target kind 'db2'"):
+        backend_for("db2")
     with pytest.raises(TargetError) as info:
-        backend_for_url("oracle://u:pw@h/db")
+        backend_for_url("db2://u:pw@h/db")
     assert "pw" not in str(info.value) and "sqlite:///file.db" in str(info.value)
 
 

@@ -347,6 +347,10 @@ pub(crate) const ON_ERROR: [&str; 2] = ["continue", "abort"];
 pub(crate) struct SampleCall<'py> {
     #[pyo3(attribute)]
     pub target: String,
+    /// Not None: the sessions are a Python DB-API driver's, made by its
+    /// `connect()` (`wannabet.engine.dbapi`), and `target` is only shown.
+    #[pyo3(attribute)]
+    pub connector: Option<Py<PyAny>>,
     #[pyo3(attribute)]
     sessions: usize,
     #[pyo3(attribute)]

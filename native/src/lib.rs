@@ -313,7 +313,10 @@ fn run_sample<'py>(
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let plan = request.plan()?;
-    let mut target = parse_target(py, &request.target)?;
+    let mut target = match &request.connector {
+        Some(c) => Target::Python(backend::python::Connector(c.clone_ref(py))),
+        None => parse_target(py, &request.target)?,
+    };
     if !request.role.is_empty() {
         target.rename(&request.role);
     }

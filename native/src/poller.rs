@@ -85,7 +85,7 @@ impl WaitPoller {
         let timeout = positive(timeout_s, "timeout_s")?;
         let cfg = match parse_target(py, target)? {
             Target::Postgres(cfg, tls) => (cfg, tls),
-            Target::Sqlite(_) | Target::Mysql(_) => {
+            Target::Sqlite(_) | Target::Mysql(_) | Target::Python(_) => {
                 return Err(bad("wait-event sampling needs a PostgreSQL target"))
             }
         };

@@ -96,6 +96,10 @@ class SampleCall(Protocol):
     def record(self) -> float: ...
     @property
     def max_rows(self) -> int: ...
+    @property
+    def connector(self) -> object | None:
+        """Not None: ``connect()`` makes each session's ``DbapiSession`` (DB-API targets)."""
+        ...
 
 class Columns(TypedDict):
     """One entry per transaction."""

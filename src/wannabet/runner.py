@@ -546,6 +546,13 @@ def _check_protocol_features(experiment: Experiment, condition: Condition, targe
     """A fetch size, a pipeline or joined statements need a backend that has them and a
     protocol that carries them; refused before the run, naming the key or line."""
     protocol = condition.protocol or experiment.workload.protocol
+    if target.backend.driver is not None and protocol != "prepared":
+        raise SpecError(
+            f"{target.kind} is driven through its Python DB-API module, which has no choice of"
+            f' protocol; remove protocol = "{protocol}" (in {condition.label})',
+            file=experiment.source_path,
+            key="protocol",
+        )
     for use in _protocol_uses(experiment, condition):
         problem = None
         if use.feature not in target.backend.features:

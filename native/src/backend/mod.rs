@@ -2,6 +2,7 @@
 
 pub mod mysql;
 pub mod postgres;
+pub mod python;
 pub mod sqlite;
 pub mod tls;
 
@@ -222,6 +223,9 @@ pub enum Target {
     Sqlite(std::path::PathBuf),
     Postgres(Box<tokio_postgres::Config>, tls::Tls),
     Mysql(Box<mysql::Target>),
+    /// A Python DB-API driver's sessions (`wannabet.engine.dbapi`), made by
+    /// the request's connector rather than parsed from a URL.
+    Python(python::Connector),
 }
 
 /// Whether every host of the target is a Unix-socket directory.
@@ -325,7 +329,7 @@ impl Target {
                 cfg.application_name(name);
             }
             Target::Mysql(t) => t.rename(role),
-            Target::Sqlite(_) => {}
+            Target::Sqlite(_) | Target::Python(_) => {}
         }
     }
 }
@@ -381,6 +385,8 @@ pub enum CancelHandle {
     Sqlite(rusqlite::InterruptHandle),
     /// KILL QUERY on a new connection to the same server.
     Mysql(Box<mysql::CancelInfo>),
+    /// The Python session's `cancel()` (the driver's interrupt, where it has one).
+    Python(python::CancelInfo),
 }
 
 #[derive(Default)]
@@ -424,6 +430,7 @@ impl Canceller {
                 CancelHandle::Postgres(info) => info.cancel(deadline),
                 CancelHandle::Sqlite(i) => i.interrupt(),
                 CancelHandle::Mysql(info) => info.cancel(deadline),
+                CancelHandle::Python(info) => info.cancel(),
             }
         }
         any
@@ -473,6 +480,13 @@ pub fn with_session_cancellable<F: WithSession>(
         Target::Mysql(t) => {
             let mut s = mysql::MySession::connect(t)?;
             if !cancel.register(CancelHandle::Mysql(Box::new(s.cancel_info()))) {
+                return Err(interrupted());
+            }
+            Ok(f.run(&mut s))
+        }
+        Target::Python(c) => {
+            let mut s = c.connect()?;
+            if !cancel.register(CancelHandle::Python(s.cancel_info())) {
                 return Err(interrupted());
             }
             Ok(f.run(&mut s))

@@ -8,8 +8,9 @@ of wannabet asks the registry (:func:`backend_for`, :func:`backend_for_url`) and
 ``target.kind`` itself, so a kind nobody declared fails loudly instead of getting another
 database's logic.
 
-Adding a backend is one more package here (listed in :data:`_PACKAGES`) and its Rust module in
-``native/src/backend/`` (named by :attr:`Backend.engine`).
+Adding a backend is one more package here (listed in :data:`_PACKAGES`) and either its Rust
+module in ``native/src/backend/`` (named by :attr:`Backend.engine`) or, for a database whose
+driver is a Python library, a :attr:`Backend.driver` for the DB-API engine.
 
 The descriptor's callables are thin: each backend imports its samplers and its statistics
 extraction only when asked, so parsing a URL loads neither psycopg nor SciPy.
@@ -29,6 +30,7 @@ from wannabet.targets import redact
 if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import WorkSource
     from wannabet.engine.base import Engine
+    from wannabet.engine.dbapi import Driver
     from wannabet.model import PlaceholderStyle
     from wannabet.samplers.base import Collector, Sampler, StatsWarning
     from wannabet.samplers.options import StatsOptions
@@ -46,7 +48,14 @@ __all__ = [
 ]
 
 #: the backends' packages, in the order errors list them; each defines ``BACKEND``
-_PACKAGES = ("wannabet.backends.sqlite", "wannabet.backends.postgresql", "wannabet.backends.mysql")
+_PACKAGES = (
+    "wannabet.backends.sqlite",
+    "wannabet.backends.postgresql",
+    "wannabet.backends.mysql",
+    "wannabet.backends.duckdb",
+    "wannabet.backends.oracle",
+    "wannabet.backends.dbapi",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +68,9 @@ class Backend:
     schemes: tuple[str, ...]
     #: a URL shown when a target is not understood
     example: str
-    #: the Rust module that drives it: ``native/src/backend/<engine>.rs`` (or ``<engine>/``)
+    #: the Rust module that drives it: ``native/src/backend/<engine>.rs`` (or ``<engine>/``);
+    #: ``"python"`` for the backends with a :attr:`driver` (``native/src/backend/python.rs``
+    #: calls into :mod:`wannabet.engine.dbapi`)
     engine: str
     #: how the compiled program writes bind parameters (:data:`wannabet.model.PlaceholderStyle`)
     placeholder_style: PlaceholderStyle
@@ -81,6 +92,9 @@ class Backend:
     #: ``transactional_ddl`` (CREATE, ALTER and settings roll back with a transaction, which
     #: ``check --target`` relies on to try the set-up without keeping it)
     features: frozenset[str] = frozenset()
+    #: ``target -> Driver``: the target is driven through a Python DB-API module
+    #: (:mod:`wannabet.engine.dbapi`) rather than a Rust client; None for the native ones
+    driver: Callable[[Target], Driver] | None = None
 
 
 @cache

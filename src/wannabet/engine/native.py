@@ -21,6 +21,7 @@ from wannabet.engine.base import (
     COLUMNS,
     DryCondition,
     DryRunResult,
+    HeldConnection,
     Progress,
     SampleRequest,
     SampleResult,
@@ -84,11 +85,16 @@ class _NativeRequest:
     warmup_ns: int
     record: float
     max_rows: int
+    #: not None: a DB-API driver's connector (:mod:`wannabet.engine.dbapi`) makes the sessions
+    connector: object | None = None
 
     @classmethod
-    def of(cls, target: Target, request: SampleRequest) -> _NativeRequest:
+    def of(
+        cls, target: Target, request: SampleRequest, connector: object | None = None
+    ) -> _NativeRequest:
         program = request.program
         return cls(
+            connector=connector,
             target=target.url,
             sessions=request.sessions,
             transactions=program.transactions,
@@ -153,10 +159,18 @@ def translated(target: Target | None = None, *, what: str = "workload") -> Itera
 
 
 class NativeEngine:
-    """Thread-per-session load engine written in Rust."""
+    """Thread-per-session load engine written in Rust.
+
+    A target whose backend names a DB-API driver (``Backend.driver``: DuckDB, Oracle, any
+    DB-API module) is handed to :class:`~wannabet.engine.dbapi.DbapiEngine`, whose samples run
+    in this runner with the driver's connections as sessions.
+    """
 
     def __init__(self) -> None:
         _check_built()
+        from wannabet.engine.dbapi import DbapiEngine
+
+        self._dbapi = DbapiEngine()
 
     @property
     def version(self) -> str:
@@ -168,52 +182,75 @@ class NativeEngine:
         return _engine.APPLICATION_NAME
 
     def execute(self, target: Target, sql: str) -> None:
+        if target.backend.driver is not None:
+            return self._dbapi.execute(target, sql)
         with translated(target):
             _engine.execute(target.url, sql)
 
     def execute_many(self, target: Target, statements: list[str]) -> None:
+        if target.backend.driver is not None:
+            return self._dbapi.execute_many(target, statements)
         with translated(target):
             _engine.execute_many(target.url, statements)
 
     def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
+        if target.backend.driver is not None:
+            return self._dbapi.query(target, sql)
         with translated(target):
             return [tuple(row) for row in _engine.query(target.url, sql)]
 
     def dry_run(
         self, target: Target, setup: list[str], conditions: list[DryCondition]
     ) -> DryRunResult:
+        if target.backend.driver is not None:
+            return self._dbapi.dry_run(target, setup, conditions)
         with translated(target):
             return _engine.dry_run(target.url, setup, conditions)
 
-    def hold(self, target: Target) -> _Held:
+    def hold(self, target: Target) -> HeldConnection:
+        if target.backend.driver is not None:
+            return self._dbapi.hold(target)
         with translated(target):
             return _Held(_engine.HeldSession(target.url), target)
 
     def run_sample(
         self, target: Target, request: SampleRequest, progress: Progress | None = None
     ) -> SampleResult:
-        with translated(target):
-            raw = _engine.run_sample(_NativeRequest.of(target, request), progress)
-        arrays = cast("Mapping[str, NDArray[Any]]", raw["columns"])
-        columns: dict[str, NDArray[Any]] = {
-            name: arrays[name].astype(dtype, copy=False) for name, dtype in COLUMNS
-        }
-        summaries = raw["summaries"]
-        return SampleResult(
-            t0_ns=raw["t0_ns"],
-            end_ns=raw["end_ns"],
-            columns=columns,
-            summaries=SampleSummaries(
-                moments=cast("Mapping[str, NDArray[Any]]", summaries["moments"]),
-                statuses=cast("Mapping[str, NDArray[Any]]", summaries["statuses"]),
-                bins=cast("Mapping[str, NDArray[Any]]", summaries["bins"]),
-                results=cast("Mapping[str, NDArray[Any]]", summaries["results"]),
-            ),
-            error_codes=tuple(raw["error_codes"]),
-            error_messages={
-                k: redact(v, target.password) for k, v in raw["error_messages"].items()
-            },
-            sessions_lost=raw["sessions_lost"],
-            session_cpu_ns=tuple(raw["session_cpu_ns"]),
-            counters=dict(raw["counters"]),
-        )
+        if target.backend.driver is not None:
+            return self._dbapi.run_sample(target, request, progress)
+        return run_native_sample(target, request, progress)
+
+
+def run_native_sample(
+    target: Target,
+    request: SampleRequest,
+    progress: Progress | None = None,
+    *,
+    connector: object | None = None,
+) -> SampleResult:
+    """One sample in the native runner; with a ``connector`` its sessions are a DB-API
+    driver's (:class:`wannabet.engine.dbapi.DbapiEngine`)."""
+    _check_built()
+    with translated(target):
+        raw = _engine.run_sample(_NativeRequest.of(target, request, connector), progress)
+    arrays = cast("Mapping[str, NDArray[Any]]", raw["columns"])
+    columns: dict[str, NDArray[Any]] = {
+        name: arrays[name].astype(dtype, copy=False) for name, dtype in COLUMNS
+    }
+    summaries = raw["summaries"]
+    return SampleResult(
+        t0_ns=raw["t0_ns"],
+        end_ns=raw["end_ns"],
+        columns=columns,
+        summaries=SampleSummaries(
+            moments=cast("Mapping[str, NDArray[Any]]", summaries["moments"]),
+            statuses=cast("Mapping[str, NDArray[Any]]", summaries["statuses"]),
+            bins=cast("Mapping[str, NDArray[Any]]", summaries["bins"]),
+            results=cast("Mapping[str, NDArray[Any]]", summaries["results"]),
+        ),
+        error_codes=tuple(raw["error_codes"]),
+        error_messages={k: redact(v, target.password) for k, v in raw["error_messages"].items()},
+        sessions_lost=raw["sessions_lost"],
+        session_cpu_ns=tuple(raw["session_cpu_ns"]),
+        counters=dict(raw["counters"]),
+    )

@@ -1,0 +1,229 @@
+"""The DB-API engine (issue #15): DuckDB through its Python package, and any DB-API module
+(sqlite3, psycopg) through ``dbapi://``. The engine tests of ``test_engine.py`` also run on
+DuckDB; these cover what is the DB-API engine's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+
+from wannabet.backends import parse_target
+from wannabet.engine import STATUS_NAMES, NativeEngine, SampleRequest, compile_program
+from wannabet.engine.dbapi import bind, render
+from wannabet.errors import QueryError, SpecError, TargetError
+from wannabet.spec import parse_experiment
+from wannabet.targets import Target
+from wannabet.testing import ThrowawayPostgres
+from wannabet.testing.cli import wannabet
+
+ENGINE = NativeEngine()
+OK, SERIALIZATION = STATUS_NAMES.index("ok"), STATUS_NAMES.index("serialization")
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def sample(target: Target, script: str, *, sessions: int = 2, count: int = 200, **options: object):  # type: ignore[no-untyped-def]
+    spec = f"name = 'e'\n[[workload.transactions]]\nscript = '''\n{script}\n'''\n"
+    experiment = parse_experiment(spec, file="e")
+    request = SampleRequest(
+        program=compile_program(experiment.workload, target.placeholder_style),
+        sessions=sessions,
+        session_sql=(),
+        duration_ns=0,
+        max_transactions=count,
+        seed=3,
+        **options,  # type: ignore[arg-type]
+    )
+    return ENGINE.run_sample(target, request)
+
+
+# -- placeholders (no database) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("style", "sql", "params"),
+    [
+        ("qmark", "SELECT ? + ?, '5%' FROM t", (1, 2)),
+        ("numeric", "SELECT :1 + :2, '5%' FROM t", (1, 2)),
+        ("named", "SELECT :p1 + :p2, '5%' FROM t", {"p1": 1, "p2": 2}),
+        ("format", "SELECT %s + %s, '5%%' FROM t", (1, 2)),
+        ("pyformat", "SELECT %(p1)s + %(p2)s, '5%%' FROM t", {"p1": 1, "p2": 2}),
+    ],
+)
+def test_statements_are_written_in_the_modules_paramstyle(
+    style: str, sql: str, params: object
+) -> None:
+    parts = ["SELECT ", " + ", ", '5%' FROM t"]
+    assert render(parts, style) == sql
+    assert bind(style, (1, 2)) == params
+    # Without parameters the driver does not read placeholders, so nothing is escaped.
+    assert render(["SELECT '5%'"], style) == "SELECT '5%'"
+
+
+# -- DuckDB ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def duck(tmp_path: Path) -> Target:
+    t = parse_target(f"duckdb:///{tmp_path / 'd.duckdb'}")
+    ENGINE.execute(t, "CREATE TABLE accounts AS SELECT range AS id, 0 AS balance FROM range(1, 4)")
+    return t
+
+
+def test_duckdb_conflicts_are_retried_with_max_tries(duck: Target) -> None:
+    """Two sessions updating three rows conflict (DuckDB's optimistic concurrency); retried,
+    every transaction ends committed and the table counts each exactly once."""
+    script = "\\set id random(1, 3)\nUPDATE accounts SET balance = balance + 1 WHERE id = :id;"
+    once = sample(duck, script, count=400)
+    assert (once.columns["status"] == SERIALIZATION).any()  # the case is the one meant
+    ENGINE.execute(duck, "UPDATE accounts SET balance = 0")
+    retried = sample(duck, script, count=400, max_tries=50)
+    assert (retried.columns["status"] == OK).all()
+    assert retried.columns["retries"].sum() > 0
+    assert int(ENGINE.query(duck, "SELECT sum(balance) FROM accounts")[0][0] or 0) == 400
+
+
+def test_duckdb_gset_reads_a_result_into_the_next_statement(duck: Target) -> None:
+    script = (
+        "BEGIN;\nSELECT max(id) AS top, count(*) AS n FROM accounts \\gset\n"
+        "UPDATE accounts SET balance = balance + :n WHERE id = :top;\nCOMMIT;"
+    )
+    result = sample(duck, script, sessions=1, count=10)
+    assert (result.columns["status"] == OK).all()
+    assert ENGINE.query(duck, "SELECT balance FROM accounts WHERE id = 3") == [("30",)]
+
+
+def test_duckdb_errors_roll_back_and_name_the_driver_class(duck: Target) -> None:
+    script = "BEGIN;\nUPDATE accounts SET balance = balance + 1;\nSELECT error('no');\nCOMMIT;"
+    result = sample(duck, script, sessions=1, count=5)
+    assert (result.columns["status"] == STATUS_NAMES.index("error")).all()
+    assert set(result.error_codes) == {"InvalidInputException"}
+    assert ENGINE.query(duck, "SELECT sum(balance) FROM accounts") == [("0",)]
+    with pytest.raises(QueryError, match="missing_table"):
+        ENGINE.execute(duck, "SELECT * FROM missing_table")
+
+
+def test_duckdb_urls() -> None:
+    t = parse_target("duckdb:///x.duckdb?threads=2&memory_limit=1GB")
+    assert t.kind == "duckdb" and t.path is not None and t.path.is_absolute()
+    for bad in ("duckdb:///:memory:", "duckdb://x.duckdb", "duckdb:///x.duckdb?threads"):
+        with pytest.raises(SpecError):
+            parse_target(bad)
+
+
+def test_the_duckdb_example_records_accuracy_time_memory_and_threads(tmp_path: Path) -> None:
+    """examples/duckdb-approx-distinct.toml in a short form, through the command line."""
+    results = tmp_path / "r.duckdb"
+    target = f"duckdb:///{tmp_path / 'approx.duckdb'}"
+    example = EXAMPLES / "duckdb-approx-distinct.toml"
+    quick = ("--samples", "2", "--duration", "0.5s", "--warmup", "0s")
+    run = wannabet("run", str(example), "--target", target, "--results", str(results), *quick)
+    assert run.returncode == 0, run.stderr
+    summary = wannabet("summary", "--results", str(results), "--format", "json")
+    doc = json.loads(summary.stdout)
+    names = {c["condition"] for c in doc["conditions"]}
+    assert names == {f"method={m},threads={t}" for m in ("exact", "approx") for t in (1, 2)}
+    compare = wannabet(
+        "compare", "--results", str(results), "--stat", "result",
+        "--baseline", "method=exact,threads=1",
+    )  # fmt: skip
+    assert compare.returncode == 0, compare.stderr
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "approx.duckdb"), read_only=True) as con:
+        truth = con.execute("SELECT count(DISTINCT customer) FROM orders").fetchone()[0]
+    with duckdb.connect(str(results), read_only=True) as con:
+        stats = [json.loads(s) for (s,) in con.execute("SELECT stats FROM samples").fetchall()]
+        answers = con.execute(
+            "SELECT c.label, min(r.min), max(r.max), sum(r.count) FROM sample_results r"
+            " JOIN samples s USING (run_id, sample_id)"
+            " JOIN conditions c USING (run_id, condition_id) GROUP BY c.label"
+        ).fetchall()
+    for s in stats:
+        assert s["duckdb"]["peak_memory_bytes"] >= s["duckdb"]["memory_bytes"] >= 0
+        assert s["client_process"]["cpu_s"] > 0
+    # Every execution's answer was recorded: the exact count is the truth, the estimate is
+    # off by a little (HyperLogLog), and the threads setting changes neither.
+    assert {label for label, *_ in answers} == names
+    for label, lo, hi, n in answers:
+        assert n > 0
+        if label.startswith("method=exact"):
+            assert lo == hi == truth
+        else:
+            assert lo == hi != truth and abs(lo / truth - 1) < 0.05
+
+
+def test_duckdb_threads_is_a_factor_that_takes_effect(duck: Target) -> None:
+    for threads in (1, 2):
+        spec = (
+            f"name = 'e'\n[workload]\nsession_sql = ['SET threads = {threads}']\n"
+            "[[workload.transactions]]\nresult = true\n"
+            "script = \"SELECT current_setting('threads');\"\n"
+        )
+        experiment = parse_experiment(spec, file="e")
+        request = SampleRequest(
+            program=compile_program(experiment.workload, duck.placeholder_style),
+            sessions=1,
+            session_sql=experiment.workload.session_sql,
+            duration_ns=0,
+            max_transactions=3,
+            seed=1,
+        )
+        result = ENGINE.run_sample(duck, request)
+        r = result.summaries.results
+        assert r["min"].tolist() == r["max"].tolist() == [float(threads)]
+
+
+# -- any DB-API module -------------------------------------------------------------------------
+
+
+def test_sqlite3_through_dbapi_commits_exactly_what_it_reports(tmp_path: Path) -> None:
+    db = tmp_path / "g.db"
+    t = parse_target(f"dbapi://sqlite3?database={quote(str(db))}&timeout=10")
+    assert t.kind == "dbapi"
+    ENGINE.execute(
+        t, "CREATE TABLE a (id INTEGER PRIMARY KEY, n INTEGER); INSERT INTO a VALUES (1, 0)"
+    )
+    result = sample(t, "UPDATE a SET n = n + 1 WHERE id = 1;", sessions=1, count=300)
+    assert (result.columns["status"] == OK).all()
+    assert ENGINE.query(t, "SELECT n FROM a") == [("300",)]
+
+
+def test_psycopg_through_dbapi_escapes_percent_and_binds(postgres: ThrowawayPostgres) -> None:
+    """psycopg's paramstyle is pyformat: a literal % must be doubled, values go by name."""
+    conninfo = quote(postgres.url)
+    t = parse_target(f"dbapi://psycopg?conninfo={conninfo}")
+    ENGINE.execute(t, "DROP TABLE IF EXISTS pct; CREATE TABLE pct (id int, name text)")
+    ENGINE.execute(t, "INSERT INTO pct VALUES (1, 'x5%'), (2, 'y')")
+    script = (
+        "\\set id random(1, 2)\n"
+        # No parameter: sent as written, so its % stays single (lit = 1 only then).
+        "SELECT count(*) AS lit FROM pct WHERE name = 'x5%' \\gset\n"
+        "SELECT count(*) AS hits FROM pct WHERE name LIKE '%5\\%' ESCAPE '\\' AND id = :id \\gset\n"
+        "INSERT INTO pct VALUES (:hits + 10 + 100 * :lit, 'z');"
+    )
+    result = sample(t, script, sessions=2, count=100)
+    assert (result.columns["status"] == OK).all()
+    hits = ENGINE.query(t, "SELECT count(*) FROM pct WHERE id = 111")[0][0]
+    misses = ENGINE.query(t, "SELECT count(*) FROM pct WHERE id = 110")[0][0]
+    assert int(hits or 0) + int(misses or 0) == 100 and int(hits or 0) > 0
+
+
+def test_a_missing_module_or_a_bad_url_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match="'no_such_driver' is not installed"):
+        ENGINE.execute(parse_target("dbapi://no_such_driver?x=1"), "SELECT 1")
+    with pytest.raises(TargetError, match=r"not a DB-API 2\.0 module"):
+        ENGINE.execute(parse_target("dbapi://json"), "SELECT 1")
+    with pytest.raises(SpecError, match="dbapi://<module>"):
+        parse_target("dbapi:///path")
+    secret = parse_target("dbapi://psycopg?host=localhost&password=hunter2")
+    assert "hunter2" not in secret.display and secret.password == "hunter2"
+
+
+def test_dbapi_sessions_report_their_cpu(duck: Target) -> None:
+    result = sample(duck, "SELECT count(*) FROM range(1000);", sessions=2, count=50)
+    assert len(result.session_cpu_ns) == 2 and all(ns > 0 for ns in result.session_cpu_ns)
+    assert np.all(result.columns["end_ns"] >= result.columns["start_ns"])
