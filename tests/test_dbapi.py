@@ -227,3 +227,28 @@ def test_dbapi_sessions_report_their_cpu(duck: Target) -> None:
     result = sample(duck, "SELECT count(*) FROM range(1000);", sessions=2, count=50)
     assert len(result.session_cpu_ns) == 2 and all(ns > 0 for ns in result.session_cpu_ns)
     assert np.all(result.columns["end_ns"] >= result.columns["start_ns"])
+
+
+def test_the_duckdb_sampler_sees_a_sort_spill_past_the_memory_limit(tmp_path: Path) -> None:
+    """A sort of ~200 MB under a 60 MB limit spills to temporary files: the peak shows it, and
+    the end-of-sample level is back to nothing spilled."""
+    from wannabet.backends.duckdb.sampler import DuckDBSampler
+
+    t = parse_target(f"duckdb:///{tmp_path / 's.duckdb'}?memory_limit=60MB&threads=1")
+    ENGINE.execute(
+        t, "CREATE TABLE t AS SELECT range AS i, md5(range::VARCHAR) AS s FROM range(3000000)"
+    )
+    sampler = DuckDBSampler(t)
+    try:
+        sampler.start()
+        result = sample(
+            t, "SELECT count(*) FROM (SELECT s FROM t ORDER BY s);", sessions=1, count=2
+        )
+        section = sampler.stop(result)
+    finally:
+        sampler.close()
+    assert (result.columns["status"] == OK).all()
+    v = section.values
+    assert max(v["peak_temporary_bytes"], v["peak_temporary_file_bytes"]) > 50_000_000
+    assert v["temporary_file_bytes"] == 0
+    assert 0 < v["peak_memory_bytes"] <= 60 * 2**20 * 1.2

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,8 @@ from wannabet.runner import run_experiment
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
 from wannabet.targets import Target
-from wannabet.testing.mariadb import ThrowawayMariaDB
+from wannabet.testing.ci import unavailable
+from wannabet.testing.mariadb import MariaDBUnavailable, ThrowawayMariaDB
 from wannabet.work import unit_of_work_for_run
 
 ENGINE = NativeEngine()
@@ -151,6 +154,43 @@ def test_tls_required_is_refused_by_a_server_without_it_and_preferred_falls_back
         ENGINE.query(parse_target(f"{mariadb.url}?ssl-mode=REQUIRED"), "SELECT 1")
     assert mariadb.password not in str(info.value)
     assert ENGINE.query(parse_target(f"{mariadb.url}?ssl-mode=PREFERRED"), "SELECT 1") == [("1",)]
+
+
+@pytest.fixture(scope="module")
+def mariadb_tls() -> Iterator[ThrowawayMariaDB]:
+    """A second throwaway MariaDB that serves TLS with a certificate from its own CA."""
+    try:
+        server = ThrowawayMariaDB(install=True, tls=True).start()
+    except MariaDBUnavailable as exc:
+        unavailable("a MariaDB server with TLS", exc)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_tls_modes_as_the_mysql_client(mariadb_tls: ThrowawayMariaDB, tmp_path: Path) -> None:
+    """REQUIRED encrypts without checking; VERIFY_CA checks the chain against ssl-ca and
+    VERIFY_IDENTITY also the host name (the certificate names 127.0.0.1); a certificate from
+    another CA is refused."""
+    url, ca = mariadb_tls.url, mariadb_tls.ca_file
+    cipher = "SHOW SESSION STATUS LIKE 'Ssl_cipher'"
+    for query in ("ssl-mode=REQUIRED", f"ssl-mode=VERIFY_CA&ssl-ca={ca}",
+                  f"ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"):  # fmt: skip
+        rows = ENGINE.query(parse_target(f"{url}?{query}"), cipher)
+        assert rows and rows[0][1], query  # a cipher: the session is encrypted
+    assert ENGINE.query(parse_target(f"{url}?ssl-mode=DISABLED"), cipher) == [("Ssl_cipher", "")]
+    other = tmp_path / "other-ca.crt"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", str(tmp_path / "k"), "-out", str(other), "-days", "1",
+         "-subj", "/CN=other"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    with pytest.raises(ConnectError) as info:
+        ENGINE.query(parse_target(f"{url}?ssl-mode=VERIFY_CA&ssl-ca={other}"), "SELECT 1")
+    assert "certificate" in str(info.value).lower()
+    assert mariadb_tls.password not in str(info.value)
 
 
 def test_a_wrong_password_is_a_connect_error_without_it(mariadb: ThrowawayMariaDB) -> None:

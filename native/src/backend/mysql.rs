@@ -115,7 +115,12 @@ pub fn parse(url: &str) -> DbResult<Target> {
         .tcp_connect_timeout(connect_timeout)
         // The runner keeps its own statements; the crate's cache would make
         // `extended` the same as `prepared`.
-        .stmt_cache_size(0);
+        .stmt_cache_size(0)
+        // Connect where the URL says, as the mysql client does for a host: the
+        // crate would otherwise move a connection to a local server onto its
+        // Unix socket, bypassing the TLS asked for and measuring another path
+        // than the one configured (and than sysbench's TCP).
+        .prefer_socket(false);
     Ok(Target {
         opts: opts.into(),
         ssl,

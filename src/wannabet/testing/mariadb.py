@@ -16,7 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from wannabet.testing.postgres import PostgresUnavailable, _free_port, install_postgres
+from wannabet.testing.postgres import (
+    PostgresUnavailable,
+    _free_port,
+    install_postgres,
+    make_server_certificate,
+)
 
 
 class MariaDBUnavailable(RuntimeError):
@@ -45,7 +50,9 @@ class ThrowawayMariaDB:
     user = "wannabet"
     database = "wannabet"
 
-    def __init__(self, *, install: bool = False, settings: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *, install: bool = False, settings: dict[str, str] | None = None, tls: bool = False
+    ) -> None:
         found = find_mariadb()
         if found is None and install:
             try:
@@ -72,6 +79,11 @@ class ThrowawayMariaDB:
         self.log = self.root / "server.log"
         self._as = "mysql" if os.geteuid() == 0 and _user_exists("mysql") else None
         self._process: subprocess.Popen[bytes] | None = None
+        #: serve TLS with a certificate for ``localhost`` and ``127.0.0.1`` signed by the CA in
+        #: :attr:`ca_file` (made at start)
+        self.tls = tls
+        self._install = install
+        self.ca_file = self.root / "ca.crt"
 
     @property
     def url(self) -> str:
@@ -108,6 +120,8 @@ class ThrowawayMariaDB:
         if result.returncode != 0:
             tail = (result.stderr or result.stdout).strip()[-400:]
             raise MariaDBUnavailable(f"mariadb-install-db failed: {tail}")
+        if self.tls:
+            self._set_up_tls()
         options = [f"--{k.replace('_', '-')}={v}" for k, v in self.settings.items()]
         for _attempt in range(5):
             self.port = _free_port()
@@ -136,6 +150,21 @@ class ThrowawayMariaDB:
             self._terminate()
         tail = self.log.read_text(errors="replace")[-600:] if self.log.exists() else ""
         raise MariaDBUnavailable(f"MariaDB did not start: {tail.strip()}")
+
+    def _set_up_tls(self) -> None:
+        if shutil.which("openssl") is None:
+            if not self._install:
+                raise MariaDBUnavailable("openssl is needed to make the test certificates")
+            install_postgres("openssl")
+        try:
+            cert, key = make_server_certificate(self.root / "certs", self.ca_file)
+        except PostgresUnavailable as exc:
+            raise MariaDBUnavailable(str(exc)) from None
+        if self._as:
+            info = pwd.getpwnam(self._as)
+            for path in (cert.parent, cert, key, self.ca_file):
+                os.chown(path, info.pw_uid, info.pw_gid)
+        self.settings |= {"ssl_ca": str(self.ca_file), "ssl_cert": str(cert), "ssl_key": str(key)}
 
     def _wait_ready(self, timeout: float = 60) -> bool:
         deadline = time.monotonic() + timeout

@@ -70,6 +70,28 @@ def _openssl(cwd: Path, *steps: list[str]) -> None:
             raise PostgresUnavailable(f"openssl failed: {result.stderr.strip()[-400:]}")
 
 
+def make_server_certificate(work: Path, ca_file: Path) -> tuple[Path, Path]:
+    """A throwaway CA (written to ``ca_file``) and a server certificate from it for
+    ``localhost`` and ``127.0.0.1``; returns the certificate and its key, made in ``work``."""
+    work.mkdir(exist_ok=True)
+    (work / "ext.cnf").write_text(
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
+        "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
+    )
+    ca = str(ca_file)
+    days, localhost = ("-days", "2"), ("-subj", "/CN=localhost")
+    steps = [
+        ["req", "-x509", *_EC_KEY, "-keyout", "ca.key", "-out", ca, *days, "-subj", "/CN=CA"],
+        ["req", *_EC_KEY, "-keyout", "server.key", "-out", "server.csr", *localhost],
+        [
+            *("x509", "-req", "-in", "server.csr", "-CA", ca, "-CAkey", "ca.key"),
+            *("-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"),
+        ],
+    ]
+    _openssl(work, *steps)
+    return work / "server.crt", work / "server.key"
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -195,24 +217,8 @@ class ThrowawayPostgres:
             if not self._install:
                 raise PostgresUnavailable("openssl is needed to make the test certificates")
             install_postgres("openssl")
-        work = self.root / "certs"
-        work.mkdir()
-        (work / "ext.cnf").write_text(
-            "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
-            "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
-        )
-        ca = str(self.ca_file)
-        days, localhost = ("-days", "2"), ("-subj", "/CN=localhost")
-        steps = [
-            ["req", "-x509", *_EC_KEY, "-keyout", "ca.key", "-out", ca, *days, "-subj", "/CN=CA"],
-            ["req", *_EC_KEY, "-keyout", "server.key", "-out", "server.csr", *localhost],
-            [
-                *("x509", "-req", "-in", "server.csr", "-CA", ca, "-CAkey", "ca.key"),
-                *("-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"),
-            ],
-        ]
-        _openssl(work, *steps)
-        self._install_certificate(work / "server.crt", work / "server.key")
+        cert, key = make_server_certificate(self.root / "certs", self.ca_file)
+        self._install_certificate(cert, key)
         shutil.copyfile(self.ca_file, self.data / "ca.crt")
         hba = self.data / "pg_hba.conf"
         hba.write_text(
