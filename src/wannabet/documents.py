@@ -120,6 +120,8 @@ class PairDocument(TypedDict):
     summary: str
     #: only when the Bayesian analysis was asked for; None for a pair it did not cover
     bayes: NotRequired[BayesPairDocument | None]
+    #: with ``bayes``: the sentence that replaces a bet when the two analyses disagree
+    disagreement: NotRequired[str | None]
 
 
 class OmnibusDocument(TypedDict):

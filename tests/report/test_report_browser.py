@@ -206,6 +206,18 @@ def test_bayesian_section_renders(browser: Browser, sqlite_runs: Runs, tmp_path:
     assert_rendered(page, SQLITE | {"posterior"})
     header = page.driver.find_element("css selector", "#verdict-table tr").text
     assert "HDI" in header and "P(faster)" in header
+    # With the Bayesian columns the verdict table still fits a 1280 px window (issue #16).
+    d = page.driver
+    try:
+        d.set_window_size(1280, 1000)
+        width = d.execute_script("return window.innerWidth")
+        right = d.execute_script(
+            "return document.getElementById('verdict-table').getBoundingClientRect().right"
+        )
+        scroll = d.execute_script("return document.documentElement.scrollWidth")
+        assert right <= width and scroll <= width, (right, scroll, width)
+    finally:
+        d.set_window_size(1100, 1400)
 
 
 HOSTILE = "</script><script>document.title='PWNED'</script>\"\u2028'\\"

@@ -34,6 +34,7 @@ import numpy as np
 from scipy import stats
 
 from . import histogram
+from .agreement import disagreement
 from .clt import CLTSummary, Interval, clt_summary
 from .consistency import Consistency, consistency
 from .dependence import (
@@ -358,6 +359,9 @@ class Comparison:
             for entry in comparisons:
                 pair = pairs.get(entry["condition"])
                 entry["bayes"] = None if pair is None else pair.to_dict()
+                # One verdict: where the two analyses disagree, the sentence every format
+                # shows instead of a bet (None: they agree).
+                entry["disagreement"] = disagreement(entry, self.alpha, self.rope_pct)
             doc["bayes"] = self.bayes.to_dict()
         return doc
 

@@ -99,7 +99,7 @@ def compare_table(doc: ComparisonDocument) -> Group:
                 escape(pair["test"] or "–"),
                 p_value(pair["p_adjusted"]),
                 "–" if pair["cliffs_delta"] is None else f"{pair['cliffs_delta']:+.2f}",
-                f"[{style}]{pair['verdict']}[/{style}]" if style else pair["verdict"],
+                _verdict_cell(pair, style),
             )
         parts.append(table)
         lines = [
@@ -107,6 +107,14 @@ def compare_table(doc: ComparisonDocument) -> Group:
             for p in doc["comparisons"]
         ]
         parts.append(Text.from_markup("\n".join(lines)))
+        split = [s for p in doc["comparisons"] if (s := p.get("disagreement"))]
+        if split:
+            parts.append(
+                Text.from_markup(
+                    "[bold yellow]The analyses disagree: no bet[/bold yellow]\n"
+                    + "\n".join(f"  [yellow]![/yellow] {escape(s)}" for s in split)
+                )
+            )
     omnibus = doc["omnibus"]
     if omnibus:
         parts.append(Text(f"Omnibus: {omnibus['test']} p={p_value(omnibus['p'])}"))
@@ -133,6 +141,16 @@ def compare_table(doc: ComparisonDocument) -> Group:
     if warnings:
         parts.append(Text.from_markup("[bold]Diagnostics[/bold]\n" + "\n".join(warnings)))
     return Group(*parts)
+
+
+def _verdict_cell(pair: PairDocument, style: str) -> str:
+    """The verdict, marked when the Bayesian analysis does not support it."""
+    verdict = escape(pair["verdict"])
+    text = f"[{style}]{verdict}[/{style}]" if style else verdict
+    bayes = pair.get("bayes")
+    if pair.get("disagreement") and bayes:
+        text += f" [yellow](Bayes: {escape(bayes['rope_decision'])})[/yellow]"
+    return text
 
 
 def _types_table(types: list[ComparisonDocument], unit: str) -> Table:

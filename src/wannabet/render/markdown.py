@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from wannabet.documents import ComparisonDocument
+from wannabet.documents import ComparisonDocument, PairDocument
 from wannabet.render.format import cell, fixed, fmt_num, interval, p_value, pct, strip_control
 
 
@@ -119,6 +119,17 @@ def conditions_markdown(doc: ComparisonDocument) -> str:
     )
 
 
+def split(c: PairDocument) -> str:
+    """The disagreement sentence of a comparison with a Bayesian decision ("" when none)."""
+    return c.get("disagreement") or ""
+
+
+def bayes_note(c: PairDocument) -> str:
+    """`` (Bayes: <decision>)`` after a verdict the Bayesian analysis does not support."""
+    bayes = c.get("bayes")
+    return f" (Bayes: {bayes['rope_decision']})" if split(c) and bayes else ""
+
+
 def verdict_markdown(doc: ComparisonDocument) -> str:
     """The verdict table of a comparison document (``wannabet.verdicts.compare_runs``).
 
@@ -136,8 +147,8 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
             interval(c["ci_pct"], "%"),
             c["test"] or "–",
             p_value(c["p_adjusted"]),
-            f"**{c['verdict']}**",
-            c["note"],
+            f"**{c['verdict']}**" + bayes_note(c),
+            split(c) or c["note"],
         ]
         for c in doc["comparisons"]
     ]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from wannabet.analysis.agreement import disagreement
 from wannabet.documents import ComparisonDocument, PairDocument
 from wannabet.render.format import finite_num, fmt_num, interval, one_line, p_value, pct
 from wannabet.render.markdown import comparison_markdown
@@ -17,6 +18,9 @@ from wannabet.render.report import charts
 from wannabet.render.report.inputs import ConditionData, ReportData, ReportInput
 from wannabet.render.report.page import Chart, render_page
 from wannabet.render.summary import relation_sections
+
+if TYPE_CHECKING:
+    from wannabet.analysis.bayes import BayesPair
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +163,9 @@ def verdict_sentence(c: PairDocument, metric: str, alpha: float, rope_pct: float
     d, ci = c.get("delta_pct"), c.get("ci_pct") or [None, None]
     level = f"{100 * (1 - alpha):g}%"
     what = "mean response time" if metric == "latency" else "mean throughput"
+    if c.get("disagreement"):
+        # The classical and the Bayesian analyses disagree: no bet either way.
+        return str(c["disagreement"])
     if d is None or ci[0] is None or ci[1] is None:
         return f"{name} against {base}: no estimate of the change ({c.get('note', '')})."
     change = f"{what} {d:+.1f}%, {level} CI {ci[0]:+.1f}% to {ci[1]:+.1f}%"
@@ -218,6 +225,18 @@ def _design(inputs: ReportInput) -> list[dict[str, Any]]:
     return out
 
 
+def _with_disagreement(
+    c: PairDocument, pair: BayesPair | None, alpha: float, rope: float
+) -> PairDocument:
+    """The comparison with its ``disagreement`` sentence when the report's own Bayesian
+    analysis (not in the document) decides otherwise than the classical verdict."""
+    if pair is None or "disagreement" in c:
+        return c
+    entry = cast("PairDocument", {**c, "bayes": pair.to_dict()})
+    entry["disagreement"] = disagreement(entry, alpha, rope)
+    return entry
+
+
 def _setting(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:g}"
@@ -229,14 +248,17 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
     metric, bayes, unit_of_work = inputs.metric, inputs.bayes, inputs.unit_of_work
     alpha = float(doc["alpha"]) if doc else opts.alpha
     rope = float(doc["rope_pct"]) if doc else opts.rope_pct
-    comparisons = doc["comparisons"] if doc else []
+    pairs = {p.name: p for p in bayes.pairs} if bayes else {}
+    comparisons = [
+        _with_disagreement(c, pairs.get(c["condition"]), alpha, rope)
+        for c in (doc["comparisons"] if doc else [])
+    ]
     conditions = doc["conditions"] if doc else []
     sentences = [verdict_sentence(c, metric, alpha, rope) for c in comparisons]
     env_diff = [
         (k, [(name, "–" if v is None else str(v)) for name, v in vals.items()])
         for k, vals in inputs.environment_differences.items()
     ]
-    pairs = {p.name: p for p in bayes.pairs} if bayes else {}
     verdict_rows = []
     for c in comparisons:
         p = pairs.get(c["condition"])
@@ -251,7 +273,8 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
                 "p": p_value(c["p_adjusted"]),
                 "cliff": "–" if c["cliffs_delta"] is None else f"{c['cliffs_delta']:+.2f}",
                 "verdict": c["verdict"],
-                "note": c["note"],
+                "note": c.get("disagreement") or c["note"],
+                "split": bool(c.get("disagreement")),
                 "bayes": None
                 if p is None
                 else {
