@@ -129,6 +129,23 @@ def run(
     ] = None,
     results: ResultsOption = Path(DEFAULT_RESULTS),
     samples: Annotated[int | None, typer.Option(help="Samples per condition.", min=1)] = None,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--until-decided",
+            help="Stop as soon as every comparison with the baseline is decided (faster,"
+            " slower or equivalent within the file's [sampling] rope, default 2%), judged"
+            " after every block by anytime-valid confidence sequences.",
+        ),
+    ] = False,
+    max_samples: Annotated[
+        int | None,
+        typer.Option(
+            help="With --until-decided: the most samples per condition (default: the file's"
+            " max_samples, else 60).",
+            min=2,
+        ),
+    ] = None,
     duration: Annotated[str | None, typer.Option(help="Duration of each sample, e.g. 5s.")] = None,
     warmup: Annotated[str | None, typer.Option(help="Warm-up of each sample, e.g. 1s.")] = None,
     sessions: Annotated[int | None, typer.Option(help="Concurrent sessions.", min=1)] = None,
@@ -185,6 +202,8 @@ def run(
         sessions=sessions,
         seed=seed,
         record=record,
+        until_decided=until_decided,
+        max_samples=max_samples,
     )
     store = Store(results)
     setup = prepare_run(
@@ -295,7 +314,8 @@ def check(
         )
     console.print(
         f"ok: {markup(str(file))}: {_count(len(conditions), 'condition')},"
-        f" {_count(experiment.sampling.samples, 'sample')} each,"
+        f" {_count(experiment.sampling.samples, 'sample')} each"
+        f"{' at most (until decided)' if experiment.sampling.until_decided else ''},"
         f" {_count(len(types), 'transaction type')}{checked}",
         highlight=False,
     )

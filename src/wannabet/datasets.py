@@ -80,6 +80,21 @@ def load_observations(
     return out
 
 
+def block_means(store: Store, run: RunInfo) -> dict[str, dict[int, float]]:
+    """Per condition label: each block's sample mean latency (ms) after the warm-up, from the
+    per-sample summaries (what a run that stops when decided judged after each block)."""
+    labels = {c.condition_id: c.label for c in store.conditions(run.run_id)}
+    with store.read() as con:
+        m = queries.sample_moments(con, run.run_id)
+    out: dict[str, dict[int, float]] = {}
+    for cid, block, count, total in zip(
+        m.condition_id.tolist(), m.block.tolist(), m.count.tolist(), m.sum_ms.tolist(), strict=True
+    ):
+        if count > 0 and cid in labels:
+            out.setdefault(labels[cid], {})[int(block)] = float(total) / int(count)
+    return out
+
+
 def _latency_observations(
     store: Store,
     run: RunInfo,

@@ -122,6 +122,9 @@ class PairDocument(TypedDict):
     bayes: NotRequired[BayesPairDocument | None]
     #: with ``bayes``: the sentence that replaces a bet when the two analyses disagree
     disagreement: NotRequired[str | None]
+    #: on a run that stopped when decided: the fixed-sample verdict, which assumed a sample
+    #: size fixed in advance (``verdict`` is then the anytime-valid sequence's)
+    fixed_verdict: NotRequired[str]
 
 
 class OmnibusDocument(TypedDict):
@@ -157,6 +160,36 @@ class BayesDocument(TypedDict):
     diagnostics: list[DiagnosticDocument]
 
 
+class SequentialPairDocument(TypedDict):
+    """One comparison's anytime-valid confidence sequence (``sequential.comparisons[]``)."""
+
+    condition: str
+    baseline: str
+    blocks: int
+    change_pct: float | None
+    #: the interval of the change in %; None while the sequence excludes nothing yet
+    low_pct: float | None
+    high_pct: float | None
+    state: str
+    #: the level of this sequence: alpha over the comparisons (Bonferroni)
+    alpha: float
+
+
+class SequentialDocument(TypedDict):
+    """How a run that stops when decided stopped, and its sequences at the end."""
+
+    #: "decided", "max_samples", or "not finished" (interrupted or failed before its end)
+    stopped: str
+    blocks: int
+    max_samples: int
+    alpha: float
+    rope_pct: float
+    statistic: str
+    #: the sentence that says how to read this run's fixed-sample figures
+    note: str
+    comparisons: list[SequentialPairDocument]
+
+
 class ComparisonDocument(TypedDict):
     """The whole document ``wannabet compare --format json`` prints."""
 
@@ -182,3 +215,7 @@ class ComparisonDocument(TypedDict):
     #: only with ``--pairs all|successive``: which pairs were compared (each pair's
     #: ``baseline`` is its reference); absent: each condition against the baseline
     pairs: NotRequired[str]
+    #: only for a run that stopped when decided (``until_decided``): its sequences and how it
+    #: stopped; each pair's ``verdict`` is then the sequence's, the fixed-sample one is kept
+    #: as ``fixed_verdict``
+    sequential: NotRequired[SequentialDocument]

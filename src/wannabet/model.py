@@ -6,6 +6,7 @@ program can trust it. Only the standard library is imported.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -399,6 +400,14 @@ class SamplingPlan:
     #: at most this many rows per sample, beyond which a uniform random subset of that size is
     #: kept (``record = "auto"``, the default); 0: no limit
     max_rows: int = AUTO_MAX_ROWS
+    #: stop as soon as every comparison with the baseline is decided by its anytime-valid
+    #: confidence sequence (``wannabet.analysis.sequential``); ``samples`` is then the most
+    #: samples per condition (``max_samples`` in the file)
+    until_decided: bool = False
+    #: the sequential rule's error rate: the chance that any comparison's sequence ever misses
+    alpha: float = 0.05
+    #: the sequential rule's region of practical equivalence, +/- this many %
+    rope_pct: float = 2.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.record <= 1.0:
@@ -407,6 +416,10 @@ class SamplingPlan:
             )
         if self.max_rows < 0:
             raise ValueError(f"max_rows must be >= 0, got {self.max_rows!r}")
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"alpha must be between 0 and 1, got {self.alpha!r}")
+        if not (math.isfinite(self.rope_pct) and self.rope_pct >= 0.0):
+            raise ValueError(f"rope must be a percentage >= 0, got {self.rope_pct!r}")
 
     @property
     def record_setting(self) -> str | float:

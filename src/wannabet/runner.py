@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 from wannabet import design
+from wannabet.analysis.sequential import SequentialComparison, sequential_comparisons
 from wannabet.backends import collector_for, parse_target
 from wannabet.durations import duration_option
 from wannabet.engine.base import (
@@ -64,7 +65,7 @@ from wannabet.model import (
 )
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import fill, split_sql
-from wannabet.spec import parse_record
+from wannabet.spec import DEFAULT_MAX_SAMPLES, parse_record
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target, redact
@@ -82,6 +83,10 @@ class RunObserver(Protocol):
 
     def sample_progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None: ...
 
+    def block_finished(self, block: int, sequences: Sequence[SequentialComparison]) -> None:
+        """A block of a run that stops when decided ended: each comparison's sequence."""
+        ...
+
     def sample_finished(
         self, sample: ScheduledSample, result: SampleResult, tps: float
     ) -> None: ...
@@ -97,6 +102,9 @@ class SilentObserver:
         pass
 
     def sample_progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
+        pass
+
+    def block_finished(self, block: int, sequences: Sequence[SequentialComparison]) -> None:
         pass
 
     def sample_finished(self, sample: ScheduledSample, result: SampleResult, tps: float) -> None:
@@ -137,13 +145,43 @@ def with_overrides(
     sessions: int | None = None,
     seed: int | None = None,
     record: str | None = None,
+    until_decided: bool = False,
+    max_samples: int | None = None,
 ) -> Experiment:
     """The experiment with command-line overrides applied.
 
     ``record`` is the text of ``--record`` ("auto", "all", "none" or a fraction such as
-    "0.01").
+    "0.01"). ``until_decided`` turns the sequential stopping rule on (a file may already have
+    it on); ``max_samples`` is then the most samples per condition.
     """
     sampling = experiment.sampling
+    if until_decided or sampling.until_decided:
+        if samples is not None:
+            raise SpecError(
+                "a run that stops when decided takes at most --max-samples samples per"
+                " condition; give --max-samples instead of --samples",
+                key="--samples",
+                file="command line",
+            )
+        if not sampling.until_decided:
+            sampling = dataclasses.replace(
+                sampling, until_decided=True, samples=DEFAULT_MAX_SAMPLES
+            )
+        if sampling.order == "sequential":
+            raise SpecError(
+                "--until-decided judges the conditions block by block; the file's"
+                " [sampling] order must be randomized-blocks (the default) or blocks",
+                key="--until-decided",
+                file="command line",
+            )
+        if max_samples is not None:
+            sampling = dataclasses.replace(sampling, samples=max_samples)
+    elif max_samples is not None:
+        raise SpecError(
+            "applies only to a run that stops when decided; add --until-decided",
+            key="--max-samples",
+            file="command line",
+        )
     if record is not None:
         try:
             fraction, max_rows = parse_record(record)
@@ -625,6 +663,14 @@ def _create_run(
         "protocol": workload.protocol,
         "schedule": [[s.block, s.condition_index] for s in plan.schedule],
     }
+    if sampling.until_decided:
+        # The rule the run stops by; _SampleLoop adds how it stopped.
+        settings["until_decided"] = {
+            "max_samples": sampling.samples,
+            "alpha": sampling.alpha,
+            "rope_pct": sampling.rope_pct,
+            "statistic": "mean latency per sample",
+        }
     if any(t.url != target.url for t in plan.targets):
         # Where each condition ran, when a level chose another target (passwords scrubbed).
         settings["targets"] = {
@@ -694,6 +740,10 @@ class _SampleLoop:
         self.held: list[HeldConnection] = []
         self._background_programs: dict[tuple[tuple[Transaction, ...], str], Program] = {}
         self.done = 0
+        #: condition index -> block -> the sample's mean latency (ms): what until_decided judges
+        self.block_means: dict[int, dict[int, float]] = {}
+        #: the sequences after the last finished block (until_decided)
+        self.sequences: list[SequentialComparison] = []
         self.succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
         # condition index -> its first error, while none succeeded
         self.first_error: dict[int, str] = {}
@@ -737,7 +787,15 @@ class _SampleLoop:
                     self.hooks("before-condition", condition)
                     previous = scheduled.condition_index
                 self.run_one(scheduled, condition, interrupt, progress)
-                if sampling.cooldown_s and scheduled is not plan[-1]:
+                last = scheduled is plan[-1]
+                block_ends = last or plan[scheduled.position + 1].block != scheduled.block
+                if (
+                    sampling.until_decided
+                    and block_ends
+                    and self.judge_block(scheduled.block, last)
+                ):
+                    break
+                if sampling.cooldown_s and not last:
                     interrupt.sleep(sampling.cooldown_s)
             if previous is not None:
                 self.hooks("after-condition", self.plan.conditions[previous])
@@ -748,6 +806,35 @@ class _SampleLoop:
                 held.close()
             self.held = []
         self.hooks("after-run")
+
+    def judge_block(self, block: int, last: bool) -> bool:
+        """After a block of a run that stops when decided: update every comparison's
+        confidence sequence, show it, and say whether the run stops here (every comparison is
+        decided). How it stopped is written to the run's settings."""
+        sampling = self.experiment.sampling
+        conditions = self.plan.conditions
+        values = {conditions[i].label: means for i, means in self.block_means.items()}
+        pairs = [(c.label, conditions[0].label) for c in conditions[1:]]
+        if not pairs:
+            return False  # one condition: nothing to decide, the run takes every sample
+        self.sequences = sequential_comparisons(
+            values, pairs=pairs, alpha=sampling.alpha, rope_pct=sampling.rope_pct
+        )
+        self.observer.block_finished(block, self.sequences)
+        decided = all(s.state != "undecided" for s in self.sequences)
+        if decided or last:
+            self.store.add_settings(
+                self.run_id,
+                until_decided={
+                    "max_samples": sampling.samples,
+                    "alpha": sampling.alpha,
+                    "rope_pct": sampling.rope_pct,
+                    "statistic": "mean latency per sample",
+                    "stopped": "decided" if decided else "max_samples",
+                    "blocks": block + 1,
+                },
+            )
+        return decided
 
     def target_of(self, condition: Condition) -> Target:
         """Where ``condition``'s samples, held sessions and SQL go."""
@@ -975,6 +1062,13 @@ class _SampleLoop:
         ok = statuses["status"] == 0
         committed = int(statuses["count"][ok & ~statuses["warmup"]].sum())
         self.observer.sample_finished(scheduled, result, committed / window_s)
+        if sampling.until_decided:
+            moments = result.summaries.moments
+            measured = ~moments["warmup"]
+            count = int(moments["count"][measured].sum())
+            if count:
+                mean = float(moments["sum_ms"][measured].sum()) / count
+                self.block_means.setdefault(scheduled.condition_index, {})[scheduled.block] = mean
         self.hooks("after-sample", condition, scheduled)
         self._tally(
             scheduled.condition_index,

@@ -112,7 +112,14 @@ _SAMPLING_KEYS = (
     "order",
     "seed",
     "record",
+    "until_decided",
+    "max_samples",
+    "alpha",
+    "rope",
 )
+#: ``max_samples`` when ``until_decided`` is on and it is not given: the 30-60 samples per
+#: condition the analysts of the reference articles took by habit, at the upper end
+DEFAULT_MAX_SAMPLES = 60
 _ORDERS = ("randomized-blocks", "blocks", "sequential")
 #: the engine's integers are 64-bit; beyond this a value is a typo, not a plan
 _MAX_INT = 2**63 - 1
@@ -879,9 +886,41 @@ class _Reader:
 
     def sampling(self, data: Mapping[str, Any]) -> SamplingPlan:
         self.check_keys(data, _SAMPLING_KEYS, "sampling")
-        samples = self.integer(
-            data, "samples", "sampling.samples", 10, minimum=1, maximum=1_000_000
-        )
+        until_decided = data.get("until_decided", False)
+        if not isinstance(until_decided, bool):
+            raise self.fail(
+                "sampling.until_decided", f"must be true or false, not {_type(until_decided)}"
+            )
+        if until_decided:
+            if "samples" in data:
+                raise self.fail(
+                    "sampling.samples",
+                    "with until_decided the run stops when its comparisons are decided; give"
+                    " the most samples per condition as max_samples instead of samples",
+                )
+            samples = self.integer(
+                data,
+                "max_samples",
+                "sampling.max_samples",
+                DEFAULT_MAX_SAMPLES,
+                minimum=2,
+                maximum=1_000_000,
+            )
+        else:
+            for key in ("max_samples", "alpha", "rope"):
+                if key in data:
+                    raise self.fail(
+                        f"sampling.{key}",
+                        "applies only to a run that stops when decided; add until_decided ="
+                        " true, or remove it",
+                    )
+            samples = self.integer(
+                data, "samples", "sampling.samples", 10, minimum=1, maximum=1_000_000
+            )
+        alpha = data.get("alpha", 0.05)
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+            raise self.fail("sampling.alpha", f"must be a number between 0 and 1, got {alpha!r}")
+        rope_pct = self.percent(data, "rope", "sampling.rope", 2.0)
         transactions = data.get("transactions")
         if transactions is not None and (
             isinstance(transactions, bool)
@@ -901,6 +940,12 @@ class _Reader:
             hint = difflib.get_close_matches(str(order), _ORDERS, n=1)
             advice = f"did you mean {hint[0]!r}?" if hint else f"use one of {', '.join(_ORDERS)}"
             raise self.fail("sampling.order", f"unknown order {order!r}; {advice}")
+        if until_decided and order == "sequential":
+            raise self.fail(
+                "sampling.order",
+                "until_decided judges the conditions block by block; use randomized-blocks"
+                " (the default) or blocks",
+            )
         seed = data.get("seed")
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_INT
@@ -922,7 +967,24 @@ class _Reader:
             order=order,
             seed=seed,
             **self.record(data),
+            until_decided=until_decided,
+            alpha=float(alpha),
+            rope_pct=rope_pct,
         )
+
+    def percent(self, data: Mapping[str, Any], key: str, full: str, default: float) -> float:
+        """A percentage written ``"2%"`` or as a number (2 is 2%)."""
+        if key not in data:
+            return default
+        value = data[key]
+        text = value.strip().removesuffix("%") if isinstance(value, str) else value
+        try:
+            pct = float(text) if not isinstance(text, bool) else math.nan
+        except (TypeError, ValueError):
+            pct = math.nan
+        if not (math.isfinite(pct) and pct >= 0):
+            raise self.fail(full, f'must be a percentage >= 0 such as "2%", got {value!r}')
+        return pct
 
     def record(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """``[sampling] record``: "auto", "all", "none" or a fraction in (0, 1) → the

@@ -16,15 +16,17 @@ from wannabet.analysis import Comparison, compare
 from wannabet.analysis.bayes import BayesOptions, bayes_analysis, require_extra
 from wannabet.analysis.compare import PAIRS, Pairs
 from wannabet.analysis.mix import explain_bimodality, mix_modality
+from wannabet.analysis.sequential import sequential_comparisons
 from wannabet.analysis.statistic import STATS, compare_statistic, sample_values
 from wannabet.datasets import (
+    block_means,
     load_condition_samples,
     load_observations,
     load_type_histograms,
     transaction_type_id,
     transaction_type_names,
 )
-from wannabet.documents import ComparisonDocument, RunDocument
+from wannabet.documents import ComparisonDocument, RunDocument, SequentialPairDocument
 from wannabet.errors import AnalysisError, SpecError
 from wannabet.spec import parse_bayes_settings
 from wannabet.store import RunInfo, Store
@@ -216,11 +218,14 @@ def comparison_documents(
     even when the mix hides it.
     """
     if options.by_statistic:
-        return [
-            document(result, runs) for result, runs in analyze_statistics(store, run_ids, options)
-        ]
+        docs = []
+        for result, runs in analyze_statistics(store, run_ids, options):
+            docs.append(document(result, runs))
+            add_sequences(store, runs, docs[-1])
+        return docs
     result, runs = analyze(store, run_ids, options)
     doc = document(result, runs)
+    add_sequences(store, runs, doc)
     if result.metric == "latency" and len(runs) == 1:
         names = list(transaction_type_names(store, runs[0]).values())
         if len(names) >= 2:
@@ -232,7 +237,81 @@ def comparison_documents(
                 except AnalysisError:  # no condition has a success of this type
                     continue
                 doc["types"].append(document(r, rs))
+                add_sequences(store, rs, doc["types"][-1])
     return [doc]
+
+
+#: a sequence's state in the words of a verdict
+_SEQUENCE_VERDICT = {
+    "faster": "faster",
+    "slower": "slower",
+    "no-difference": "no-difference",
+    "undecided": "inconclusive",
+}
+
+
+def add_sequences(store: Store, runs: Sequence[RunInfo], doc: ComparisonDocument) -> None:
+    """On a run that stopped when decided: its anytime-valid sequences and how it stopped.
+
+    Its sample size was chosen by looking at the data, so the fixed-sample p-values and
+    intervals are optimistic. When the document judges what the rule judged (the mean latency),
+    each pair's verdict becomes its sequence's and the fixed-sample one is kept as
+    ``fixed_verdict``. A sequence covers at every block at once, so its interval stays valid
+    at the block the run stopped at, and at any alpha or ROPE asked for afterwards.
+    """
+    if len(runs) != 1 or runs[0].until_decided is None or not doc["comparisons"]:
+        return
+    info = runs[0]
+    rule = info.until_decided or {}
+    pairs = [(p["condition"], p["baseline"]) for p in doc["comparisons"]]
+    sequences = sequential_comparisons(
+        block_means(store, info),
+        pairs=pairs,
+        alpha=doc["alpha"],
+        rope_pct=doc["rope_pct"],
+    )
+    judged = doc["metric"] == "latency" and doc.get("stat", "mean") == "mean" and not doc.get("txn")
+    stopped = str(rule.get("stopped", "not finished"))
+    blocks = int(rule.get("blocks", max((s.blocks for s in sequences), default=0)))
+    how = {
+        "decided": f"stopped after {blocks} blocks because every comparison was decided",
+        "max_samples": f"took its most samples ({blocks} blocks) without deciding every comparison",
+    }.get(stopped, f"did not finish (it ended after {blocks} blocks)")
+    if judged:
+        note = (
+            f"This run {how}: its sample size was not fixed in advance, so the verdicts are"
+            " those of the anytime-valid confidence sequences, and the fixed-sample tests and"
+            " intervals are descriptive only."
+        )
+        m = len(sequences)
+        for pair, seq in zip(doc["comparisons"], sequences, strict=True):
+            fixed = pair["verdict"]
+            pair["fixed_verdict"] = fixed
+            pair["verdict"] = _SEQUENCE_VERDICT[seq.state]
+            pair["note"] = (
+                f"{seq.state}: the anytime-valid interval after {seq.blocks} blocks is"
+                f" {seq.describe().rsplit('%', 1)[0]}% (alpha {doc['alpha']:g} over"
+                f" {m} comparison{'s' if m != 1 else ''}); the fixed-sample test said {fixed}"
+            )
+    else:
+        note = (
+            f"This run {how}, judged on the mean latency: its sample size was not fixed in"
+            " advance, so the fixed-sample tests and intervals of this statistic are descriptive"
+            " only, not a verdict."
+        )
+        for pair in doc["comparisons"]:
+            pair["fixed_verdict"] = pair["verdict"]
+            pair["verdict"] = "inconclusive"
+    doc["sequential"] = {
+        "stopped": stopped,
+        "blocks": blocks,
+        "max_samples": int(rule.get("max_samples", 0)),
+        "alpha": doc["alpha"],
+        "rope_pct": doc["rope_pct"],
+        "statistic": "mean latency per sample",
+        "note": note,
+        "comparisons": [cast(SequentialPairDocument, s.to_dict()) for s in sequences],
+    }
 
 
 def analyze_statistics(

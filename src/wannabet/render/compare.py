@@ -12,7 +12,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wannabet.documents import BayesDocument, ComparisonDocument, ConditionDocument, PairDocument
+from wannabet.documents import (
+    BayesDocument,
+    ComparisonDocument,
+    ConditionDocument,
+    PairDocument,
+    SequentialDocument,
+)
 from wannabet.render.format import clean_strings, fixed, fmt_num, interval, p_value, pct
 
 _VERDICT_STYLE = {
@@ -82,8 +88,13 @@ def compare_table(doc: ComparisonDocument) -> Group:
             bets.append(f"  {escape(c['condition'])}: {escape(clt['bet'])}{check}")
     if bets:
         parts.append(Text.from_markup("[bold]Wanna bet?[/bold]\n" + "\n".join(bets)))
+    sequential = doc.get("sequential")
+    if sequential:
+        parts.append(_sequential_table(sequential))
     if doc["comparisons"]:
         title = _PAIRS_TITLE[str(doc.get("pairs", "baseline"))]
+        if sequential:
+            title += " · fixed-sample tests and intervals: descriptive only"
         table = Table(title=title, title_justify="left")
         table.add_column("condition", style="bold", overflow="fold")
         delta = f"Δ {stat or 'mean'}"
@@ -141,6 +152,34 @@ def compare_table(doc: ComparisonDocument) -> Group:
     if warnings:
         parts.append(Text.from_markup("[bold]Diagnostics[/bold]\n" + "\n".join(warnings)))
     return Group(*parts)
+
+
+def _sequential_table(seq: SequentialDocument) -> Group:
+    """How a run that stops when decided stopped, and each comparison's sequence."""
+    table = Table(
+        title=f"Anytime-valid confidence sequences · {seq['statistic']} · alpha"
+        f" {seq['alpha']:g} over all comparisons · ROPE ±{seq['rope_pct']:g}%",
+        title_justify="left",
+    )
+    table.add_column("condition", style="bold", overflow="fold")
+    for name in ("blocks", "Δ", "interval", "state"):
+        table.add_column(name, justify="left" if name == "state" else "right")
+    for c in seq["comparisons"]:
+        style = _VERDICT_STYLE.get(_SEQUENCE_VERDICT.get(c["state"], ""), "")
+        state = f"[{style}]{escape(c['state'])}[/{style}]" if style else escape(c["state"])
+        table.add_row(
+            escape(f"{c['condition']} vs {c['baseline']}"),
+            str(c["blocks"]),
+            pct(c["change_pct"]),
+            "none yet"
+            if c["low_pct"] is None or c["high_pct"] is None
+            else interval([c["low_pct"], c["high_pct"]], "%"),
+            state,
+        )
+    return Group(Text.from_markup(f"[bold]{escape(seq['note'])}[/bold]"), table)
+
+
+_SEQUENCE_VERDICT = {"faster": "faster", "slower": "slower", "no-difference": "no-difference"}
 
 
 def _verdict_cell(pair: PairDocument, style: str) -> str:

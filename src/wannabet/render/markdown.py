@@ -168,6 +168,36 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
     )
 
 
+def sequential_markdown(doc: ComparisonDocument) -> str:
+    """How a run that stops when decided stopped, and each comparison's anytime-valid
+    interval; empty for a run of a fixed number of samples."""
+    seq = doc.get("sequential")
+    if not seq:
+        return ""
+    rows = [
+        [
+            f"{c['condition']} vs {c['baseline']}",
+            c["blocks"],
+            pct(c["change_pct"]),
+            "none yet"
+            if c["low_pct"] is None or c["high_pct"] is None
+            else interval([c["low_pct"], c["high_pct"]], "%"),
+            f"**{c['state']}**",
+        ]
+        for c in seq["comparisons"]
+    ]
+    title = (
+        f"Anytime-valid confidence sequences ({seq['statistic']}, alpha {seq['alpha']:g} over"
+        f" all comparisons, ROPE ±{seq['rope_pct']:g}%):"
+    )
+    table = markdown_table(
+        ["comparison", "blocks", "Δ", "interval", "state"],
+        rows,
+        ["left", "right", "right", "left", "left"],
+    )
+    return f"{seq['note']}\n\n{title}\n\n{table}"
+
+
 def types_markdown(doc: ComparisonDocument) -> str:
     """Each transaction type's verdict on its mean (the document's ``types``); empty without."""
     rows = []
@@ -269,6 +299,9 @@ def comparison_markdown(doc: ComparisonDocument) -> str:
     """Heading, per-condition table, verdict table and, when made, the Bayesian table:
     ``compare --format markdown``."""
     parts = [heading(doc), "", conditions_markdown(doc).rstrip("\n")]
+    sequential = sequential_markdown(doc)
+    if sequential:
+        parts += ["", sequential.rstrip("\n")]
     verdicts = verdict_markdown(doc)
     if verdicts:
         parts += ["", verdicts.rstrip("\n")]

@@ -18,6 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from wannabet.analysis.sequential import SequentialComparison
 from wannabet.engine.base import SampleResult
 from wannabet.model import Condition, ScheduledSample
 
@@ -124,6 +125,20 @@ class ProgressDisplay:
             self.progress.update(self.task, completed=self.completed_before, tps=f"{tps:,.0f}")
         if not self.live:
             self._print_line(sample, result, tps)
+
+    def block_finished(self, block: int, sequences: Sequence[SequentialComparison]) -> None:
+        """A run that stops when decided: each comparison's anytime-valid interval and state
+        after the block, above the bar."""
+        undecided = sum(s.state == "undecided" for s in sequences)
+        head = (
+            f"block {block + 1}: every comparison decided, the run stops"
+            if not undecided
+            else f"block {block + 1}: {undecided} of {len(sequences)} undecided"
+        )
+        lines = [head] + [
+            f"  {escape(s.condition)} vs {escape(s.baseline)}: {s.describe()}" for s in sequences
+        ]
+        self.console.print("\n".join(lines), highlight=False, soft_wrap=True)
 
     def _print_line(self, sample: ScheduledSample, result: SampleResult, tps: float) -> None:
         finished = sum(self.done_per_condition.values())

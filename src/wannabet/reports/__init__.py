@@ -31,6 +31,7 @@ from wannabet.store import ConditionSummary, RunInfo, Store
 from wannabet.verdicts import (
     ComparisonOptions,
     Metric,
+    add_sequences,
     analyze,
     comparison_documents,
     document,
@@ -149,6 +150,7 @@ def gather_report(
         doc, problem = None, str(exc)
     else:
         doc = document(comparison, runs)
+        add_sequences(store, runs, doc)
         if doc["excluded"] and not doc["comparisons"]:
             left = ", ".join(f"{e['condition']} ({e['reason']})" for e in doc["excluded"])
             problem = f"nothing left to compare once {left} is left out"

@@ -231,6 +231,7 @@ class SampleMoments:
     sample_id: np.ndarray  # int64
     condition_id: np.ndarray  # int64
     position: np.ndarray  # int64
+    block: np.ndarray  # int64
     count: np.ndarray  # int64
     sum_ms: np.ndarray  # float64
     sumsq_ms: np.ndarray  # float64
@@ -308,7 +309,7 @@ def sample_moments(
     """
     rows = con.execute(
         f"""
-        SELECT s.sample_id, s.condition_id, s.position, sum(m.count)::BIGINT AS count,
+        SELECT s.sample_id, s.condition_id, s.position, s.block, sum(m.count)::BIGINT AS count,
                fsum(m.sum_ms) AS sum_ms, fsum(m.sumsq_ms) AS sumsq_ms,
                CASE WHEN count(m.sumlog_ms) = count(*) THEN fsum(m.sumlog_ms) END AS sumlog_ms,
                CASE WHEN count(m.sumlog2_ms) = count(*) THEN fsum(m.sumlog2_ms) END
@@ -316,7 +317,7 @@ def sample_moments(
                min(m.min_ns) AS min_ns, max(m.max_ns) AS max_ns
         FROM sample_moments m JOIN samples s USING (run_id, sample_id)
         WHERE m.run_id = ? {_summary_filter(txn_type, include_warmup, "m")}
-        GROUP BY s.sample_id, s.condition_id, s.position
+        GROUP BY s.sample_id, s.condition_id, s.position, s.block
         ORDER BY s.sample_id
         """,
         [run_id],
@@ -325,6 +326,7 @@ def sample_moments(
         sample_id=_int64(rows, "sample_id"),
         condition_id=_int64(rows, "condition_id"),
         position=_int64(rows, "position"),
+        block=_int64(rows, "block"),
         count=_int64(rows, "count"),
         sum_ms=_float64(rows, "sum_ms"),
         sumsq_ms=_float64(rows, "sumsq_ms"),

@@ -99,6 +99,14 @@ class RunInfo:
         return bool((self.settings or {}).get("aggregates_only") or self.log == "aggregate")
 
     @property
+    def until_decided(self) -> Mapping[str, Any] | None:
+        """For a run that stopped when decided: its rule (``max_samples``, ``alpha``,
+        ``rope_pct``) and, once it ended, ``stopped`` (``"decided"``, ``"max_samples"``) and
+        ``blocks``; None for a run of a fixed number of samples."""
+        value = (self.settings or {}).get("until_decided")
+        return value if isinstance(value, Mapping) else None
+
+    @property
     def timed(self) -> bool:
         """Whether the run's transactions carry real start times.
 
@@ -793,6 +801,17 @@ class Store:
                 recorded,
             ],
         )
+
+    def add_settings(self, run_id: int, **values: Any) -> None:
+        """Merge ``values`` into the run's settings: what a run learns as it goes (how a run
+        that stops when decided stopped)."""
+        with self._connect(write=True) as con:
+            row = con.execute("SELECT settings FROM runs WHERE run_id = ?", [run_id]).fetchone()
+            settings = json.loads(row[0]) if row is not None and row[0] else {}
+            settings.update(values)
+            con.execute(
+                "UPDATE runs SET settings = ? WHERE run_id = ?", [json.dumps(settings), run_id]
+            )
 
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
         with self._connect(write=True) as con:

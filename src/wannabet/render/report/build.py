@@ -166,6 +166,19 @@ def verdict_sentence(c: PairDocument, metric: str, alpha: float, rope_pct: float
     if c.get("disagreement"):
         # The classical and the Bayesian analyses disagree: no bet either way.
         return str(c["disagreement"])
+    if c.get("fixed_verdict") is not None:
+        # A run that stopped when decided: the sequence's verdict and interval, in its note.
+        if c["verdict"] in ("faster", "slower") and d is not None:
+            return (
+                f"{name} is {abs(d):.0f}% {c['verdict']} than {base} ({c['note']});"
+                " you can bet on it."
+            )
+        if c["verdict"] == "no-difference":
+            return (
+                f"{name} and {base} perform the same within ±{rope_pct:g}% ({c['note']});"
+                " bet on no difference."
+            )
+        return f"No bet yet on {name} against {base}: {c['note']}."
     if d is None or ci[0] is None or ci[1] is None:
         return f"{name} against {base}: no estimate of the change ({c.get('note', '')})."
     change = f"{what} {d:+.1f}%, {level} CI {ci[0]:+.1f}% to {ci[1]:+.1f}%"
@@ -255,6 +268,10 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
     ]
     conditions = doc["conditions"] if doc else []
     sentences = [verdict_sentence(c, metric, alpha, rope) for c in comparisons]
+    sequential = doc.get("sequential") if doc else None
+    if sequential:
+        # How the run stopped comes first: it says how to read every figure after it.
+        sentences.insert(0, sequential["note"])
     env_diff = [
         (k, [(name, "–" if v is None else str(v)) for name, v in vals.items()])
         for k, vals in inputs.environment_differences.items()
