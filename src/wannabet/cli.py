@@ -813,6 +813,78 @@ def compare(
             console.print(render.compare_table(doc))
 
 
+class PlanStatChoice(StrEnum):
+    mean = "mean"
+    p99 = "p99"
+    tps = "tps"
+
+
+@app.command()
+@handled
+def plan(
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+    run_id: RunOption = None,
+    change: Annotated[str, typer.Option("--change", help="The change to resolve, e.g. 5%.")] = "5%",
+    rope: RopeOption = "2%",
+    alpha: AlphaOption = 0.05,
+    power: Annotated[
+        float,
+        typer.Option("--power", help="Chance of a verdict on that change.", min=0.5, max=0.99),
+    ] = 0.8,
+    stat: Annotated[
+        PlanStatChoice,
+        typer.Option("--stat", help="The statistic judged: mean or p99 latency, or TPS."),
+    ] = PlanStatChoice.mean,
+    txn: Annotated[
+        str | None, typer.Option("--txn", help="Plan for this transaction type alone.")
+    ] = None,
+    min_samples: Annotated[
+        int, typer.Option("--min-samples", help="Fewest samples per condition to plan.", min=2)
+    ] = 10,
+    conditions: Annotated[
+        int | None,
+        typer.Option(
+            "--conditions", help="Conditions of the planned run (default: the pilot's).", min=2
+        ),
+    ] = None,
+    write: Annotated[
+        Path | None,
+        typer.Option(
+            "--write",
+            help="Write samples and duration into this experiment file's [sampling] table.",
+            metavar="FILE",
+        ),
+    ] = None,
+    output: FormatOption = Format.table,
+) -> None:
+    """How many samples, how long each, and how long the run: from a pilot run."""
+    from wannabet.analysis.planning import plan_samples
+    from wannabet.plans import load_pilot, write_plan
+    from wannabet.render.plan import plan_json, plan_table
+    from wannabet.verdicts import parse_percent
+
+    store = Store(results, read_only=True)
+    info = store.run(run_id)
+    pilot = load_pilot(store, info, stat.value, txn)
+    result = plan_samples(
+        pilot.components,
+        change_pct=parse_percent(change, "--change"),
+        rope_pct=parse_percent(rope, "--rope"),
+        alpha=alpha,
+        target_power=power,
+        conditions=conditions,
+        overhead_s=pilot.overhead_s,
+        min_samples=min_samples,
+    )
+    if output is Format.json:
+        sys.stdout.write(plan_json(pilot, result, info.run_id) + "\n")
+    else:
+        console.print(plan_table(pilot, result, info.run_id))
+    if write is not None:
+        write_plan(write, result)
+        err_console.print(f"wrote the plan into {markup(str(write))}", highlight=False)
+
+
 class ReportFormat(StrEnum):
     html = "html"
     markdown = "markdown"

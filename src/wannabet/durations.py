@@ -64,3 +64,13 @@ def _hint(value: object) -> str:
         f'{value!r} is not a duration; write e.g. "5s", "500ms", "1m30s", "2h"'
         " or a number of seconds"
     )
+
+
+def format_duration(seconds: float) -> str:
+    """``seconds`` as an experiment file writes it, read back by :func:`parse_duration`:
+    ``"250ms"``, ``"5s"``, ``"2.5s"``."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    if seconds == int(seconds):
+        return f"{int(seconds)}s"
+    return f"{seconds:g}s"
