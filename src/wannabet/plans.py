@@ -18,7 +18,7 @@ from wannabet.analysis.planning import Pilot, Plan, PlanStat, variance_component
 from wannabet.datasets import transaction_type_id
 from wannabet.durations import format_duration
 from wannabet.errors import AnalysisError, SpecError
-from wannabet.store import RunInfo, Store
+from wannabet.store import RunInfo, Store, queries
 
 
 def load_pilot(store: Store, run: RunInfo, stat: PlanStat, txn: str | None = None) -> Pilot:
@@ -35,44 +35,11 @@ def load_pilot(store: Store, run: RunInfo, stat: PlanStat, txn: str | None = Non
             f"run {run.run_id} has no start times (an import without a time column): its"
             " samples cannot be split in halves or timed; plan from a run or a timed import"
         )
-    type_filter, params = "", [run.run_id]
-    if txn is not None:
-        type_filter = " AND t.txn_type = ?"
-        params.append(transaction_type_id(store, run, txn))
-    measured = "t.status = 'ok' AND NOT t.warmup" + type_filter
+    type_id = None if txn is None else transaction_type_id(store, run, txn)
     with store.read() as con:
-        samples = con.execute(
-            """
-            SELECT s.sample_id, c.label, s.block, s.duration_s, s.warmup_s, s.t0_ns, s.end_ns,
-                   s.committed, s.position
-            FROM samples s JOIN conditions c USING (run_id, condition_id)
-            WHERE s.run_id = ? ORDER BY s.position
-            """,
-            [run.run_id],
-        ).fetchall()
-        halves = con.execute(
-            f"""
-            SELECT t.sample_id,
-                   t.start_ns >= s.measure_start_ns + (s.end_ns - s.measure_start_ns) // 2 AS late,
-                   count(*) AS n, avg(t.end_ns - t.intended_start_ns) / 1e6 AS mean_ms,
-                   quantile_cont((t.end_ns - t.intended_start_ns) / 1e6, 0.99) AS p99_ms
-            FROM transactions t JOIN samples s USING (run_id, sample_id)
-            WHERE t.run_id = ? AND {measured}
-            GROUP BY ALL
-            """,
-            params,
-        ).fetchall()
-        whole = con.execute(
-            f"""
-            SELECT t.sample_id, count(*) AS n,
-                   avg(t.end_ns - t.intended_start_ns) / 1e6 AS mean_ms,
-                   var_samp((t.end_ns - t.intended_start_ns) / 1e6) AS var_ms,
-                   quantile_cont((t.end_ns - t.intended_start_ns) / 1e6, 0.99) AS p99_ms
-            FROM transactions t WHERE t.run_id = ? AND {measured}
-            GROUP BY ALL
-            """,
-            params,
-        ).fetchall()
+        samples = queries.pilot_samples(con, run.run_id)
+        halves = queries.half_statistics(con, run.run_id, txn_type=type_id)
+        whole = queries.whole_statistics(con, run.run_id, txn_type=type_id)
     if not samples:
         raise AnalysisError(f"run {run.run_id} has no samples to plan from")
     by_half: dict[int, dict[bool, tuple[int, float, float]]] = {}

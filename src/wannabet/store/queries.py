@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import duckdb
 import numpy as np
 
 from wannabet.analysis import histogram
-from wannabet.store.schema import LATENCY_MS
+from wannabet.store.schema import LATENCY_MS, latency_ms
 
 # -- per-sample and per-transaction columns (datasets, sufficient statistics) ----------------------
 
@@ -480,3 +480,67 @@ def transaction_type_names(con: duckdb.DuckDBPyConnection, run_id: int) -> dict[
         [run_id],
     ).fetchall()
     return {int(t): str(n) for t, n in rows}
+
+
+# -- a pilot run's samples, for ``wannabet plan`` ---------------------------------------------
+
+#: the latency of a transaction of the table aliased ``t``
+_T_MS = latency_ms("t")
+
+
+def pilot_samples(con: duckdb.DuckDBPyConnection, run_id: int) -> list[tuple[Any, ...]]:
+    """Per sample in run order: ``(sample_id, condition label, block, duration_s, warmup_s,
+    t0_ns, end_ns, committed, position)``."""
+    return con.execute(
+        """
+        SELECT s.sample_id, c.label, s.block, s.duration_s, s.warmup_s, s.t0_ns, s.end_ns,
+               s.committed, s.position
+        FROM samples s JOIN conditions c USING (run_id, condition_id)
+        WHERE s.run_id = ? ORDER BY s.position
+        """,
+        [run_id],
+    ).fetchall()
+
+
+def _measured(txn_type: int | None) -> tuple[str, list[Any]]:
+    """The stored successful transactions after the warm-up (of one type, or all)."""
+    if txn_type is None:
+        return "t.status = 'ok' AND NOT t.warmup", []
+    return "t.status = 'ok' AND NOT t.warmup AND t.txn_type = ?", [txn_type]
+
+
+def half_statistics(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, txn_type: int | None = None
+) -> list[tuple[Any, ...]]:
+    """Per sample and half of its measured window (by start time): ``(sample_id, late, count,
+    mean ms, p99 ms)`` of the stored successful transactions."""
+    where, params = _measured(txn_type)
+    return con.execute(
+        f"""
+        SELECT t.sample_id,
+               t.start_ns >= s.measure_start_ns + (s.end_ns - s.measure_start_ns) // 2 AS late,
+               count(*) AS n, avg({_T_MS}) AS mean_ms,
+               quantile_cont({_T_MS}, 0.99) AS p99_ms
+        FROM transactions t JOIN samples s USING (run_id, sample_id)
+        WHERE t.run_id = ? AND {where}
+        GROUP BY ALL
+        """,
+        [run_id, *params],
+    ).fetchall()
+
+
+def whole_statistics(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, txn_type: int | None = None
+) -> list[tuple[Any, ...]]:
+    """Per sample: ``(sample_id, count, mean ms, variance ms², p99 ms)`` of the stored
+    successful transactions after the warm-up."""
+    where, params = _measured(txn_type)
+    return con.execute(
+        f"""
+        SELECT t.sample_id, count(*) AS n, avg({_T_MS}) AS mean_ms,
+               var_samp({_T_MS}) AS var_ms, quantile_cont({_T_MS}, 0.99) AS p99_ms
+        FROM transactions t WHERE t.run_id = ? AND {where}
+        GROUP BY ALL
+        """,
+        [run_id, *params],
+    ).fetchall()
