@@ -182,14 +182,17 @@ def test_markdown_tables_are_aligned_plain_text() -> None:
         ["left", "right", "left"],
     )
     lines = text.splitlines()
-    assert lines[1] == "| --------- | ----: | --------- |"
-    assert "a\\|b" in lines[2] and "\x1b" not in text and "two lines" in lines[3]
+    # Control characters and line breaks are shown escaped, on the row's own line.
+    assert "a\\|b" in lines[2] and "\x1b" not in text
+    assert "x\\x1b[31mred\\x1b[0m" in lines[2] and "two\\nlines" in lines[3]
     # Every line is equally wide on a terminal (wide characters count twice).
     assert len({len(line) + sum(1 for ch in line if ch in "日本") for line in lines}) == 1
 
 
-def test_strip_control_keeps_text_and_drops_escapes() -> None:
-    assert strip_control("a\x1b[1;31mb\x1b]0;title\x07c\x00d\te") == "abcd\te"
+def test_strip_control_keeps_text_and_shows_escapes() -> None:
+    assert strip_control("a\x1b[1;31mb\x1b]0;title\x07c\x00d\te") == (
+        "a\\x1b[1;31mb\\x1b]0;title\\x07c\\x00d\te"
+    )
 
 
 def test_labels_with_markup_and_escapes_print_literally(tmp_path: Path) -> None:
@@ -207,7 +210,7 @@ def test_labels_with_markup_and_escapes_print_literally(tmp_path: Path) -> None:
         assert out.returncode == 0, out.stderr
         assert "[red]x" in out.stdout and "\x1b" not in out.stdout, fmt
     md = ok("report", "--results", results, "--format", "markdown")
-    assert "[red]x" in md and "escape" in md and "\x1b" not in md
+    assert "[red]x" in md and "esc\\x1b[31mape" in md and "\x1b" not in md
 
 
 def test_report_command_errors_are_one_line(sqlite_runs: Runs, tmp_path: Path) -> None:
@@ -341,9 +344,9 @@ def test_differing_environments_are_shown_prominently(sqlite_runs: Runs, tmp_pat
 
 def test_bidi_overrides_and_line_separators_are_cleaned() -> None:
     # A right-to-left override would show "gnp.exe" as "exe.png"; U+2028 breaks a line.
-    assert strip_control("a\u202egnp.exe\u2066b\u2069") == "agnp.exeb"
-    assert one_line("x\u2028y\u2029z\r\nw\tv") == "x y z w v"
-    assert cell("a\u2028|b") == "a \\|b"
+    assert strip_control("a\u202egnp.exe\u2066b\u2069") == "a\\u202egnp.exe\\u2066b\\u2069"
+    assert one_line("x\u2028y\u2029z\r\nw\tv") == "x\\u2028y\\u2029z\\r\\nw\\tv"
+    assert cell("a\u2028|b") == "a\\u2028\\|b"
 
 
 def test_chart_labels_are_single_clean_lines_in_data_and_sort(tmp_path: Path) -> None:
@@ -372,7 +375,7 @@ def test_chart_labels_are_single_clean_lines_in_data_and_sort(tmp_path: Path) ->
         for s in specs
         if isinstance(s.get("facet", {}).get("row", {}).get("sort"), list)
     ]
-    assert sorts and all("line sep" in s for s in sorts)
+    assert sorts and all("line\\u2028sep\\u202e\\x1b[31m" in s for s in sorts)
     for s in specs:
         if "facet" in s and "row" in s["facet"] and "header" in s["facet"]["row"]:
             assert s["facet"]["row"]["header"]["labelLimit"] == LABEL_LIMIT
@@ -455,7 +458,7 @@ def test_bayes_and_unit_of_work_markdown_are_aligned_and_clean(sqlite_runs: Runs
         # Aligned: every row of a table is as wide as its header (padded plain text).
         header_width = len(table[0])
         assert all(len(line) == header_width for line in table[:3]), table
-        assert "x\\|y z w" in text
+        assert "x\\x1b[31m\\|y\\nz\\u2028w" in text
 
 
 def test_the_runtime_is_built_for_altairs_vega_lite(monkeypatch: pytest.MonkeyPatch) -> None:

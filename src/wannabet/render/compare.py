@@ -268,7 +268,7 @@ def compare_csv(doc: ComparisonDocument | list[ComparisonDocument]) -> str:
     ``stat_value``), and the rows of every type's document under one header."""
     docs = doc if isinstance(doc, list) else [doc]
     # A comparison's per-type documents follow its own rows.
-    docs = [d for top in docs for d in (top, *top.get("types", []))]
+    docs = [clean_strings(d) for top in docs for d in (top, *top.get("types", []))]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     by_stat = any("stat" in d for d in docs)

@@ -16,14 +16,25 @@ from typing import Any
 #: what a missing figure prints as
 MISSING = "–"
 
-# CSI/OSC escape sequences and the remaining C0/C1 control characters: a label taken from a
-# results file must not move the cursor, recolour or retitle the terminal it is printed in.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-# Bidi embeddings, overrides and isolates (U+202A-202E, U+2066-2069) are dropped too: they
-# reorder what follows them on screen, so a label could show text other than what it holds.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 control characters (ESC among them), and the bidi marks, embeddings, overrides and
+# isolates: a label taken from a results file must not move the cursor, recolour or retitle the
+# terminal it is printed in, nor reorder what follows it on screen so that it shows text other
+# than what it holds. They are shown, escaped (``\x1b``, ``\u202e``), not dropped: a label
+# that holds one is visibly odd, and two labels differing only by one stay distinct.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Whatever breaks a line: newlines, tabs, and the Unicode line and paragraph separators.
 _BREAKS = re.compile("[\r\n\t\u2028\u2029]")
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def fmt_num(value: float | None) -> str:
@@ -72,21 +83,22 @@ def interval(pair: Sequence[float | None] | None, suffix: str = "") -> str:
 
 
 def strip_control(text: str) -> str:
-    """``text`` without ANSI escape sequences, control characters and bidi overrides
-    (tabs and newlines kept)."""
-    return _CONTROL.sub("", _ANSI.sub("", text))
+    """``text`` with every control character (ESC, so every escape sequence) and bidi control
+    shown escaped, ``\\x1b``, ``\\u202e``: nothing in it acts on a terminal (tabs and
+    newlines kept)."""
+    return _CONTROL.sub(_escaped, text)
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line: :func:`strip_control`, then every line or paragraph break
-    (``\\r``, ``\\n``, tab, U+2028, U+2029) as a space."""
-    return _BREAKS.sub(" ", strip_control(text))
+    """``text`` on one line: :func:`strip_control`, and every line or paragraph break
+    (``\\r``, ``\\n``, tab, U+2028, U+2029) shown escaped too, so it never breaks a row."""
+    return _BREAKS.sub(_escaped, strip_control(text))
 
 
 def clean_strings(value: Any) -> Any:
-    """``value`` with :func:`strip_control` applied to every string inside it (dicts, lists)."""
+    """``value`` with :func:`one_line` applied to every string inside it (dicts, lists)."""
     if isinstance(value, str):
-        return strip_control(value)
+        return one_line(value)
     if isinstance(value, dict):
         return {k: clean_strings(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -95,12 +107,17 @@ def clean_strings(value: Any) -> Any:
 
 
 def cell(text: Any) -> str:
-    """One Markdown table cell: control characters stripped, pipes escaped, on a single line."""
+    """One Markdown table cell: control characters shown escaped, pipes escaped, one line."""
     return one_line(str(text)).replace("|", "\\|")
 
 
 def markup(text: Any) -> str:
-    """``text`` for a rich console: control characters stripped and rich markup escaped."""
+    """``text`` for a rich console: on one line, control characters shown escaped, rich
+    markup escaped. Names, messages and table cells all go through it."""
     from rich.markup import escape
 
-    return escape(strip_control(str(text)))
+    return escape(one_line(str(text)))
+
+
+#: a name (of a run, condition, level, transaction type) for a rich console: :func:`markup`
+label = markup

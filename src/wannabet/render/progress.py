@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     Progress,
@@ -21,6 +20,7 @@ from rich.progress import (
 from wannabet.analysis.sequential import SequentialComparison
 from wannabet.engine.base import SampleResult
 from wannabet.model import Condition, ScheduledSample
+from wannabet.render.format import label as shown
 
 
 class ProgressDisplay:
@@ -88,7 +88,7 @@ class ProgressDisplay:
 
     def sample_started(self, sample: ScheduledSample, condition: Condition) -> None:
         k = self.done_per_condition[sample.condition_index] + 1
-        label = escape(condition.label)
+        label = shown(condition.label)
         self._last = (0, time.monotonic())
         if self.task is not None:
             # The rate shown until the first tick of this sample is not the previous one's.
@@ -136,7 +136,7 @@ class ProgressDisplay:
             else f"block {block + 1}: {undecided} of {len(sequences)} undecided"
         )
         lines = [head] + [
-            f"  {escape(s.condition)} vs {escape(s.baseline)}: {s.describe()}" for s in sequences
+            f"  {shown(s.condition)} vs {shown(s.baseline)}: {s.describe()}" for s in sequences
         ]
         self.console.print("\n".join(lines), highlight=False, soft_wrap=True)
 
@@ -150,7 +150,7 @@ class ProgressDisplay:
         elapsed = time.monotonic() - self._started
         eta = elapsed / finished * (self._total - finished)
         k = self.done_per_condition[sample.condition_index]
-        label = escape(self._labels.get(sample.condition_index, "?"))
+        label = shown(self._labels.get(sample.condition_index, "?"))
         self.console.print(
             f"[{finished}/{self._total}] {label} · sample {k}/{self.samples_per_condition}:"
             f" {tps:,.0f} TPS, p99 {p99}, elapsed {_clock(elapsed)}, ETA {_clock(eta)}",

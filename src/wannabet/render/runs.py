@@ -7,9 +7,9 @@ import io
 import json
 from collections.abc import Sequence
 
-from rich.markup import escape
 from rich.table import Table
 
+from wannabet.render.format import cell, label, one_line
 from wannabet.store import RunInfo
 
 _STATUS_STYLE = {"complete": "green", "running": "yellow", "interrupted": "yellow", "failed": "red"}
@@ -47,14 +47,14 @@ def runs_table(runs: Sequence[RunInfo]) -> Table:
         style = _STATUS_STYLE.get(r.status, "")
         table.add_row(
             str(r.run_id),
-            escape(r.name),
+            label(r.name),
             r.kind,
             f"[{style}]{r.status}[/{style}]" if style else r.status,
             r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
             str(r.conditions),
             str(r.samples),
             f"{r.transactions:,}",
-            escape(r.target or ""),
+            label(r.target or ""),
         )
     return table
 
@@ -69,7 +69,7 @@ def runs_csv(runs: Sequence[RunInfo]) -> str:
     writer.writerow(_FIELDS)
     for r in runs:
         d = r.to_dict()
-        writer.writerow([d[f] if d[f] is not None else "" for f in _FIELDS])
+        writer.writerow([one_line(str(d[f])) if d[f] is not None else "" for f in _FIELDS])
     return out.getvalue()
 
 
@@ -78,8 +78,6 @@ def runs_markdown(runs: Sequence[RunInfo]) -> str:
     for r in runs:
         d = r.to_dict()
         lines.append(
-            "| "
-            + " | ".join(str(d[f] if d[f] is not None else "").replace("|", "\\|") for f in _FIELDS)
-            + " |"
+            "| " + " | ".join(cell(d[f] if d[f] is not None else "") for f in _FIELDS) + " |"
         )
     return "\n".join(lines) + "\n"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from wannabet.render.format import cell, fmt_num, markup
+from wannabet.render.format import cell, fmt_num, markup, one_line
 from wannabet.render.markdown import markdown_table
 from wannabet.store import ConditionSummary, RunInfo
 
@@ -362,6 +362,13 @@ def _flat(row: ConditionSummary) -> list[Any]:
     ]
 
 
+def _csv(value: object) -> object:
+    """A CSV field: a name on one line with its control characters shown escaped."""
+    if value is None:
+        return ""
+    return one_line(value) if isinstance(value, str) else value
+
+
 def summary_csv(rows: Sequence[ConditionSummary], types: Sequence[TypeSummary] = ()) -> str:
     """One row per condition; with per-type rows, a ``txn`` column (``all`` on the condition
     rows) and one row per condition and type after them (``samples`` left empty)."""
@@ -369,11 +376,11 @@ def summary_csv(rows: Sequence[ConditionSummary], types: Sequence[TypeSummary] =
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_COLUMNS + (("txn",) if types else ()))
     for row in rows:
-        writer.writerow(["" if v is None else v for v in _flat(row)] + (["all"] if types else []))
+        writer.writerow([_csv(v) for v in _flat(row)] + (["all"] if types else []))
     for t in types:
         cells = _type_cells(t)
         flat = [cells[0], None, *cells[2:], cells[1]]
-        writer.writerow(["" if v is None else v for v in flat])
+        writer.writerow([_csv(v) for v in flat])
     return out.getvalue()
 
 

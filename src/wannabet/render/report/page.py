@@ -30,7 +30,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from wannabet.render.format import strip_control
+from wannabet.render.format import one_line
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("wannabet.render", "templates"),
@@ -39,7 +39,7 @@ _TEMPLATES = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_TEMPLATES.filters["clean"] = lambda v: strip_control(str(v))
+_TEMPLATES.filters["clean"] = lambda v: one_line(str(v))
 
 
 @dataclass(frozen=True, slots=True)
