@@ -63,6 +63,15 @@ WarmupOption = Annotated[
 ]
 
 
+def _traceback() -> None:
+    """With --debug, the traceback of the exception being handled, before its one line: the
+    exit code stays the documented one."""
+    if _state["debug"]:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+
+
 def handled(fn: F) -> F:
     """Turn WannabetError into one line and an exit code, unless --debug."""
 
@@ -71,21 +80,18 @@ def handled(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except WannabetError as exc:
-            if _state["debug"]:
-                raise
+            _traceback()
             err_console.print(
                 f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True
             )
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
-            if _state["debug"]:
-                raise
+            _traceback()
             err_console.print("interrupted", highlight=False)
             raise typer.Exit(130) from None
         except OSError as exc:
             # A file problem no check foresaw: still one line, naming the file.
-            if _state["debug"]:
-                raise
+            _traceback()
             where = f"{exc.filename}: " if exc.filename else ""
             err_console.print(
                 f"[red]error:[/red] {markup(where + (exc.strerror or str(exc)))}",
@@ -128,7 +134,9 @@ def run(
         typer.Option("--target", "-t", help="Database URL; overrides the file's target."),
     ] = None,
     results: ResultsOption = Path(DEFAULT_RESULTS),
-    samples: Annotated[int | None, typer.Option(help="Samples per condition.", min=1)] = None,
+    samples: Annotated[
+        int | None, typer.Option(help="Samples per condition.", min=1, max=1_000_000)
+    ] = None,
     until_decided: Annotated[
         bool,
         typer.Option(
@@ -144,13 +152,17 @@ def run(
             help="With --until-decided: the most samples per condition (default: the file's"
             " max_samples, else 60).",
             min=2,
+            max=1_000_000,
         ),
     ] = None,
     duration: Annotated[str | None, typer.Option(help="Duration of each sample, e.g. 5s.")] = None,
     warmup: Annotated[str | None, typer.Option(help="Warm-up of each sample, e.g. 1s.")] = None,
-    sessions: Annotated[int | None, typer.Option(help="Concurrent sessions.", min=1)] = None,
+    sessions: Annotated[
+        int | None, typer.Option(help="Concurrent sessions.", min=1, max=10_000)
+    ] = None,
     seed: Annotated[
-        int | None, typer.Option(help="Seed of the run order and the scripts.", min=0)
+        int | None,
+        typer.Option(help="Seed of the run order and the scripts.", min=0, max=2**63 - 1),
     ] = None,
     record: Annotated[
         str | None,
@@ -185,6 +197,7 @@ def run(
             help="CPU cores of the database server (for utilization and the response-time"
             " curve); overrides the cores a local server may use.",
             min=1,
+            max=65536,
         ),
     ] = None,
 ) -> None:
@@ -215,6 +228,10 @@ def run(
         stats_interval=stats_interval,
         server_cores=server_cores,
     )
+    if setup.storage is not None:
+        err_console.print(
+            f"[yellow]warning:[/yellow] {markup(setup.storage)}", highlight=False, soft_wrap=True
+        )
     sampling = experiment.sampling
     display = ProgressDisplay(
         err_console,
@@ -988,9 +1005,8 @@ def main() -> None:
     except typer.TyperException as exc:  # typer's click: usage errors (a bad option, value)
         if type(exc).__name__ == "NoArgsIsHelpError":  # `wannabet import` alone: its help
             exc.show()  # type: ignore[attr-defined]
-        elif _state["debug"]:
-            raise
         else:
+            _traceback()
             ctx = getattr(exc, "ctx", None)
             where = ctx.command_path if ctx is not None else "wannabet"
             err_console.print(

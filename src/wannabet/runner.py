@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -212,6 +213,8 @@ class RunSetup:
     #: the default SQLite target beside the results file, which wannabet owns and makes afresh
     fresh_target: bool
     statistics: StatsOptions
+    #: the rows the run may store could fill the results file's disk (None: they cannot)
+    storage: str | None = None
 
 
 def prepare_run(
@@ -230,6 +233,7 @@ def prepare_run(
     the experiment beside the results file. ``stats``, ``stats_interval`` (a duration such as
     ``"20ms"``) and ``server_cores`` override the file's ``[statistics]`` table.
     """
+    _check_size(experiment, file)
     if not store.path.exists():
         store.check_writable()  # before the default target is made beside it
     url = target or experiment.target
@@ -248,7 +252,59 @@ def prepare_run(
         wait_interval=stats_interval,
         server_cores=server_cores,
     )
-    return RunSetup(resolved, fresh, statistics)
+    return RunSetup(resolved, fresh, statistics, storage_warning(experiment, store.path))
+
+
+#: the longest run wannabet starts: beyond it an option is a typo, not a plan
+MAX_RUN_S = 30 * 86_400
+#: bytes a stored transaction row takes in the results file, at most (6.4-7.4 measured,
+#: docs/benchmarks.md)
+ROW_BYTES = 8
+
+
+def planned_seconds(experiment: Experiment, conditions: int) -> float | None:
+    """How long the run's samples take at most (None: samples end by a transaction count)."""
+    sampling = experiment.sampling
+    if sampling.duration_s is None:
+        return None
+    per_sample = sampling.duration_s + sampling.warmup_s + sampling.cooldown_s
+    return conditions * sampling.samples * per_sample
+
+
+def _check_size(experiment: Experiment, file: str) -> None:
+    """Refuse, before anything runs, a run longer than :data:`MAX_RUN_S`."""
+    conditions = len(design.conditions(experiment.factors))
+    seconds = planned_seconds(experiment, conditions)
+    if seconds is not None and seconds > MAX_RUN_S:
+        sampling = experiment.sampling
+        raise SpecError(
+            f"the run would take {seconds / 86_400:,.0f} days ({conditions} conditions x"
+            f" {sampling.samples:,} samples x {seconds / conditions / sampling.samples:g} s);"
+            " wannabet starts runs of at most 30 days: fewer or shorter samples",
+            key="sampling",
+            file=file,
+        )
+
+
+def storage_warning(experiment: Experiment, results: Path) -> str | None:
+    """A sentence when the rows the run may store could fill the results file's disk."""
+    sampling = experiment.sampling
+    if sampling.max_rows <= 0 or sampling.record <= 0:
+        return None  # every row ("all"): no bound to check; none: nothing stored
+    conditions = len(design.conditions(experiment.factors))
+    most = conditions * sampling.samples * sampling.max_rows * ROW_BYTES
+    try:
+        free = shutil.disk_usage(results.resolve().parent).free
+    except OSError:
+        return None
+    if most <= free:
+        return None
+    return (
+        f"the run may store up to {most / 1e9:,.1f} GB of transaction rows (at most"
+        f" {sampling.max_rows:,} per sample), more than the {free / 1e9:,.1f} GB free beside"
+        f" {results.name}; a fast workload would fill the disk: use [sampling] record = 0.01"
+        " or fewer samples"
+    )
 
 
 def statistics_options(

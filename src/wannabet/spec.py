@@ -177,9 +177,33 @@ def parse_experiment(text: str, *, file: str = "<experiment>") -> Experiment:
     return _Reader(text, file).experiment(_toml(text, file))
 
 
+#: arrays and tables nested deeper than this are refused: no experiment needs more than a few
+#: levels, and Python's TOML reader recurses once per level
+MAX_NESTING = 32
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and tables nest in ``value`` (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
 def _toml(text: str, file: str) -> dict[str, Any]:
+    too_deep = (
+        f"arrays or tables nested more than {MAX_NESTING} levels deep; an experiment file needs"
+        " a few at most: check the brackets"
+    )
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise SpecError(too_deep, file=file) from None
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         line = int(m.group(1)) if m else None
@@ -190,6 +214,9 @@ def _toml(text: str, file: str) -> dict[str, Any]:
                 " strings ('''...''') so that \\set and \\sleep stay as written"
             )
         raise SpecError(f"not valid TOML: {reason}", file=file, line=line) from None
+    for key, value in data.items():
+        if _depth(value) > MAX_NESTING:
+            raise SpecError(too_deep, key=key, file=file, line=_KeyLocator(text).line(key))
     return data
 
 
@@ -200,8 +227,8 @@ def parse_bayes_settings(text: str, *, file: str = "<experiment>") -> dict[str, 
     reads them from the run's stored experiment file, and its flags override them.
     """
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        data = _toml(text, file)
+    except SpecError:
         return {}
     reader = _Reader(text, file)
     return reader.bayes(reader.table(data, "bayes", ""))
