@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from wannabet.runner import storage_warning
-from wannabet.testing.cli import one_line_error, wannabet
 from wannabet.spec import parse_experiment
+from wannabet.testing.cli import one_line_error, wannabet
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sqlite-synchronous.toml"
 

@@ -162,7 +162,12 @@ def test_stale_running_run_is_marked_interrupted(results: Path) -> None:
         f" Store({str(results)!r}).create_run(name='crashed', kind='run'); os._exit(1)"
     )
     subprocess.run([sys.executable, "-c", code], check=False)
-    assert store.run().status == "running"
+    # Every reader reports it as interrupted at once (issue #19), while the file still says
+    # running until the next writer records it.
+    reader = Store(results, read_only=True)
+    assert reader.run().status == "interrupted"
+    with reader.read() as con:
+        assert con.execute("SELECT status FROM runs").fetchone() == ("running",)
     make_run(store)  # the next writer reaps it
     crashed = store.run(1)
     assert crashed.status == "interrupted"

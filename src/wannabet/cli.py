@@ -416,11 +416,35 @@ def _print_summary(
 @app.command("runs")
 @handled
 def list_runs(
-    results: ResultsOption = Path(DEFAULT_RESULTS), output: FormatOption = Format.table
+    results: ResultsOption = Path(DEFAULT_RESULTS),
+    output: FormatOption = Format.table,
+    delete: Annotated[
+        list[int] | None,
+        typer.Option("--delete", help="Remove this run and all it stored; repeat for several."),
+    ] = None,
+    keep_last: Annotated[
+        int | None,
+        typer.Option(
+            "--keep-last", help="Remove every run but the N latest (running ones stay).", min=0
+        ),
+    ] = None,
 ) -> None:
-    """List the runs in the results file."""
+    """List the runs in the results file, or remove some."""
     from wannabet.render import runs as render
 
+    if delete or keep_last is not None:
+        store = Store(results)
+        ids = list(delete or [])
+        if keep_last is not None:
+            every = store.runs()
+            older = every[: max(len(every) - keep_last, 0)]
+            ids += [r.run_id for r in older if r.status != "running"]
+        removed = store.delete_runs(ids) if ids else []
+        err_console.print(
+            f"removed {_count(len(removed), 'run')}"
+            + (f" ({', '.join(map(str, removed))})" if removed else ""),
+            highlight=False,
+        )
     runs = Store(results, read_only=True).runs()
     if output is Format.json:
         sys.stdout.write(render.runs_json(runs) + "\n")

@@ -309,6 +309,7 @@ class Store:
         if not self.read_only:
             with self._open(read_only=False) as con:
                 self._migrate(con)
+                self._reap_stale_runs(con)
                 yield con
             return
         if self.path.with_name(self.path.name + ".wal").exists():
@@ -406,8 +407,7 @@ class Store:
 
         Takes the keyword arguments of :meth:`_insert_run`.
         """
-        with self._connect(create=True) as con:
-            self._reap_stale_runs(con)
+        with self._connect(create=True) as con:  # which reaps runs whose process is gone
             con.execute("BEGIN")
             run_id = self._insert_run(con, status="running", **run)
             con.execute("COMMIT")
@@ -827,15 +827,48 @@ class Store:
             [socket.gethostname()],
         ).fetchall()
         for run_id, pid in rows:
-            if pid is not None and pid != os.getpid() and not _alive(pid):
+            if _gone(socket.gethostname(), pid):
                 con.execute(
                     "UPDATE runs SET status = 'interrupted', ended_at = now(), message = ?"
                     " WHERE run_id = ?",
-                    [
-                        "the process ended without closing the run; finished samples are kept",
-                        run_id,
-                    ],
+                    [_GONE, run_id],
                 )
+
+    def delete_runs(self, run_ids: Sequence[int]) -> list[int]:
+        """Remove runs and everything stored with them; refuses a run still running (its
+        process alive). Returns the ids removed."""
+        with self._connect(write=True) as con:
+            known = {
+                int(r[0]): r for r in con.execute("SELECT run_id, status FROM runs").fetchall()
+            }
+            missing = [r for r in run_ids if r not in known]
+            if missing:
+                raise UnknownRun(
+                    f"--delete {missing[0]}: no such run in {self.path}; see `wannabet runs`"
+                )
+            running = [r for r in run_ids if known[r][1] == "running"]
+            if running:
+                raise StoreError(
+                    f"run {running[0]} is running; stop it first (Ctrl-C), then delete it"
+                )
+            tables = [
+                str(t[0])
+                for t in con.execute(
+                    "SELECT DISTINCT c.table_name FROM information_schema.columns c JOIN"
+                    " information_schema.tables t USING (table_schema, table_name)"
+                    " WHERE c.column_name = 'run_id' AND t.table_type = 'BASE TABLE'"
+                    " AND c.table_schema = 'main'"
+                ).fetchall()
+            ]
+            ids = sorted(set(run_ids))
+            con.execute("BEGIN")
+            for table in sorted(tables, key=lambda t: t == "runs"):  # the runs row last
+                con.execute(
+                    f'DELETE FROM "{table}" WHERE run_id IN ({", ".join("?" * len(ids))})', ids
+                )
+            con.execute("COMMIT")
+            con.execute("CHECKPOINT")
+            return ids
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -846,10 +879,15 @@ class Store:
             ]
 
     def run(self, run_id: int | None = None) -> RunInfo:
-        """One run; the latest when ``run_id`` is None."""
+        """One run; when ``run_id`` is None the latest with a sample (else the latest)."""
         with self._connect() as con:
             if run_id is None:
-                row = con.execute("SELECT max(run_id) FROM runs").fetchone()
+                # The latest run with a sample: a run that failed before its first sample (or
+                # one just started) is not what "the latest results" means.
+                row = con.execute(
+                    "SELECT coalesce(max(run_id) FILTER (WHERE EXISTS (SELECT 1 FROM samples s"
+                    " WHERE s.run_id = runs.run_id)), max(run_id)) FROM runs"
+                ).fetchone()
                 if not row or row[0] is None:
                     raise StoreError(
                         f"{self.path} holds no runs yet; start one with `wannabet run FILE`"
@@ -862,18 +900,22 @@ class Store:
 
     @staticmethod
     def _run_info(row: tuple[Any, ...]) -> RunInfo:
+        status, message = row[4], row[10]
+        if status == "running" and _gone(row[17], row[18]):
+            # Any reader reports it as it is, whether or not it may write the file.
+            status, message = "interrupted", _GONE
         return RunInfo(
             run_id=row[0],
             name=row[1],
             description=row[2] or "",
             kind=row[3],
-            status=row[4],
+            status=status,
             started_at=_utc(row[5]),
             ended_at=_utc(row[6]) if row[6] is not None else None,
             target=row[7],
             source=row[8],
             seed=row[9],
-            message=row[10],
+            message=message,
             settings=json.loads(row[11]) if row[11] else {},
             environment=json.loads(row[12]) if row[12] else {},
             conditions=int(row[13]),
@@ -1061,9 +1103,12 @@ SELECT r.run_id, r.name, r.description, r.kind, r.status, epoch_ms(r.started_at)
        (SELECT count(*) FROM conditions c WHERE c.run_id = r.run_id),
        (SELECT count(*) FROM samples s WHERE s.run_id = r.run_id),
        (SELECT coalesce(sum(s.transactions), 0) FROM samples s WHERE s.run_id = r.run_id),
-       r.target_kind
+       r.target_kind, r.host, r.pid
 FROM runs r
 """
+
+#: what a run left ``running`` by a process that is gone says about itself
+_GONE = "the process ended without closing the run; finished samples are kept"
 
 
 def _insert_summaries(
@@ -1210,6 +1255,17 @@ def _num(value: Any) -> float | None:
 
 def _first_line(exc: BaseException) -> str:
     return str(exc).strip().split("\n", 1)[0]
+
+
+def _gone(host: str | None, pid: int | None) -> bool:
+    """Whether the process that wrote a run ``running`` no longer exists (known only for a
+    process of this host, and never this process)."""
+    return (
+        host == socket.gethostname()
+        and pid is not None
+        and pid != os.getpid()
+        and not _alive(int(pid))
+    )
 
 
 def _alive(pid: int) -> bool:

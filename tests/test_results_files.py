@@ -1,0 +1,136 @@
+"""Results files (issue #19, point 6): any reader reports a run whose process was killed as
+interrupted, "latest" is the latest run with a sample, and runs can be removed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from wannabet.backends import parse_target
+from wannabet.engine import NativeEngine
+from wannabet.errors import StoreError, UnknownRun
+from wannabet.runner import run_experiment
+from wannabet.spec import parse_experiment
+from wannabet.store import Store
+from wannabet.testing.cli import plain_env
+
+EXPERIMENT = textwrap.dedent(
+    """\
+    name = "small"
+    [workload]
+    sessions = 1
+    [[workload.transactions]]
+    name = "read"
+    script = "SELECT length('{copy}');"
+    [[factors]]
+    name = "copy"
+    levels = ["a", "b"]
+    [sampling]
+    samples = 2
+    duration = "0.1s"
+    warmup = "0s"
+    seed = 1
+    """
+)
+
+
+def _run(tmp_path: Path, store: Store, text: str = EXPERIMENT) -> int:
+    return run_experiment(
+        parse_experiment(text, file="e.toml"),
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=store,
+        engine=NativeEngine(),
+    ).run_id
+
+
+def _samples_so_far(path: Path) -> int:
+    try:
+        return Store(path, read_only=True).runs()[-1].samples
+    except (StoreError, IndexError):
+        return 0  # not created yet, or the writer holds the file this instant
+
+
+def test_a_killed_run_reads_as_interrupted_everywhere_and_keeps_its_samples(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "e.toml"
+    file.write_text(EXPERIMENT.replace("samples = 2", "samples = 200"), encoding="utf-8")
+    results = tmp_path / "r.duckdb"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wannabet", "run", str(file), "-r", str(results), "--no-stats",
+         "-t", f"sqlite:///{tmp_path}/t.db"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=plain_env(),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while _samples_so_far(results) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    # A reader that may not write sees it as it is.
+    reader = Store(results, read_only=True)
+    info = reader.runs()[-1]
+    assert info.status == "interrupted" and "process ended" in (info.message or "")
+    done = info.samples
+    assert done >= 3
+    assert sum(c.samples for c in reader.condition_summaries(info.run_id)) == done
+    # The next write (an import, a run, a deletion) records it in the file.
+    writer = Store(results)
+    other = _run(tmp_path, writer)
+    with writer.read() as con:
+        row = con.execute("SELECT status FROM runs WHERE run_id = ?", [info.run_id]).fetchone()
+    assert row == ("interrupted",)
+    assert writer.run(other).status == "complete"
+
+
+def test_latest_is_the_latest_run_with_a_sample(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.duckdb")
+    first = _run(tmp_path, store)
+    empty = store.create_run(name="failed early", kind="run")
+    store.finish_run(empty, "failed", "connection refused")
+    assert store.run().run_id == first
+    assert store.run(empty).status == "failed"  # still there when asked for by id
+
+
+def test_runs_can_be_deleted_and_a_running_one_cannot(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.duckdb")
+    ids = [_run(tmp_path, store) for _ in range(3)]
+    assert store.delete_runs([ids[0]]) == [ids[0]]
+    with store.read() as con:
+        tables = [
+            t[0]
+            for t in con.execute(
+                "SELECT DISTINCT table_name FROM information_schema.columns"
+                " WHERE column_name = 'run_id'"
+            ).fetchall()
+        ]
+        for table in tables:
+            left = con.execute(f'SELECT count(*) FROM "{table}" WHERE run_id = ?', [ids[0]])
+            assert left.fetchone() == (0,), table
+        kept = con.execute("SELECT count(*) FROM transactions WHERE run_id = ?", [ids[1]])
+        assert kept.fetchone()[0] > 0  # type: ignore[index]
+    with pytest.raises(UnknownRun, match="--delete 99"):
+        store.delete_runs([99])
+    live = store.create_run(name="live", kind="run")  # this process: alive, so running
+    with pytest.raises(StoreError, match=f"run {live} is running"):
+        store.delete_runs([live])
+    store.finish_run(live, "complete")
+    # --keep-last through the command line.
+    from typer.testing import CliRunner
+
+    from wannabet.cli import app
+
+    result = CliRunner().invoke(
+        app, ["runs", "-r", str(store.path), "--keep-last", "1", "-f", "json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "removed 2 runs" in result.stderr
+    assert [r.run_id for r in store.runs()] == [live]
