@@ -376,7 +376,9 @@ def _print_summary(
     )
     info, rows, units, types = shown.run, shown.rows, shown.units, shown.types
     if output is Format.json:
-        sys.stdout.write(render.summary_json(info, rows, units, types, shown.relations) + "\n")
+        sys.stdout.write(
+            render.summary_json(info, rows, units, types, shown.relations, shown.open_loop) + "\n"
+        )
     elif output is Format.csv:
         sys.stdout.write(render.summary_csv(rows, types))
     elif output is Format.markdown:
@@ -389,6 +391,8 @@ def _print_summary(
             sys.stdout.write("\n" + render.unit_of_work_markdown(units))
         if shown.relations:
             sys.stdout.write("\n" + render.relations_markdown(shown.relations))
+        if shown.open_loop:
+            sys.stdout.write("\n" + render.open_loop_markdown(shown.open_loop))
         # The same verdict table as `compare` and `report --format markdown`.
         doc = shown.verdict
         if doc is not None and doc["comparisons"]:
@@ -403,7 +407,10 @@ def _print_summary(
                 console.print(f"  {markup(line)}", highlight=False)
         for table in render.relations_tables(shown.relations):
             console.print(table)
-        for warning in render.unit_of_work_warnings(units) + render.summary_warnings(rows):
+        if shown.open_loop:
+            console.print(render.open_loop_table(shown.open_loop))
+        warnings = render.summary_warnings(rows, shown.open_loop)
+        for warning in render.unit_of_work_warnings(units) + warnings:
             console.print(f"[yellow]warning:[/yellow] {markup(warning)}", highlight=False)
         if info.status != "complete":
             console.print(

@@ -8,6 +8,7 @@ and ordered, as numpy columns, so a million transactions never pass through a Py
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -480,4 +481,91 @@ def load_type_histograms(
             )
             for c, label in labels.items():
                 out[label][tname] = queries.condition_histogram(bins, c)
+    return out
+
+
+#: an open-loop condition that reached less than this share of its requested rate missed it
+RATE_MARGIN = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class OpenLoop:
+    """One open-loop condition: the rate asked for and the rate reached, and how late the
+    transactions started against their schedule. A system that cannot keep up shows both: fewer
+    arrivals than asked, and a lag that grows through the sample."""
+
+    condition: str
+    requested_rate: float
+    achieved_rate: float | None
+    lag_mean_ms: float | None
+    lag_p99_ms: float | None
+    #: the measured seconds the rate was asked for, over all the condition's samples
+    seconds: float = 0.0
+
+    @property
+    def missed(self) -> bool:
+        """Whether the rate reached fell short of the rate asked by more than
+        :data:`RATE_MARGIN`, and by more than chance: arrivals are random (Poisson), so over
+        ``seconds`` their count varies by about its square root; a shortfall within three of
+        those is not a missed rate."""
+        if self.achieved_rate is None:
+            return False
+        expected = self.requested_rate * self.seconds
+        shortfall = (self.requested_rate - self.achieved_rate) * self.seconds
+        return self.achieved_rate < self.requested_rate * (
+            1 - RATE_MARGIN
+        ) and shortfall > 3 * math.sqrt(max(expected, 1.0))
+
+    def warning(self) -> str | None:
+        if not self.missed or self.achieved_rate is None:
+            return None
+        lag = (
+            ""
+            if self.lag_mean_ms is None
+            else (
+                f"; transactions started {self.lag_mean_ms:,.1f} ms late on average"
+                f" (p99 {self.lag_p99_ms or 0:,.1f} ms), and latency counts from the schedule"
+            )
+        )
+        return (
+            f"{self.condition}: open loop at {self.requested_rate:,.0f}/s reached only"
+            f" {self.achieved_rate:,.0f}/s ({self.achieved_rate / self.requested_rate:.0%}):"
+            f" the target could not keep up{lag}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "condition": self.condition,
+            "requested_rate": self.requested_rate,
+            "achieved_rate": self.achieved_rate,
+            "lag_mean_ms": self.lag_mean_ms,
+            "lag_p99_ms": self.lag_p99_ms,
+            "missed": self.missed,
+        }
+
+
+def open_loop(store: Store, run: RunInfo) -> list[OpenLoop]:
+    """The open-loop conditions of ``run`` (those with a rate), in condition order."""
+    rates = (run.settings or {}).get("rates") or {}
+    if not isinstance(rates, dict) or not rates:
+        return []
+    labels = {c.condition_id: c.label for c in store.conditions(run.run_id)}
+    with store.read() as con:
+        rows = queries.schedule_lag(con, run.run_id)
+    out = []
+    for cid, arrivals, seconds, _, lag_mean, lag_p99 in rows:
+        label = labels.get(int(cid))
+        rate = rates.get(label) if label is not None else None
+        if not rate:
+            continue
+        out.append(
+            OpenLoop(
+                condition=str(label),
+                requested_rate=float(rate),
+                achieved_rate=float(arrivals) / float(seconds) if seconds else None,
+                lag_mean_ms=None if lag_mean is None else float(lag_mean),
+                lag_p99_ms=None if lag_p99 is None else float(lag_p99),
+                seconds=float(seconds or 0.0),
+            )
+        )
     return out

@@ -219,3 +219,6 @@ class ComparisonDocument(TypedDict):
     #: stopped; each pair's ``verdict`` is then the sequence's, the fixed-sample one is kept
     #: as ``fixed_verdict``
     sequential: NotRequired[SequentialDocument]
+    #: only for one run with open-loop conditions: per condition the rate asked for and
+    #: reached, the schedule lag, and whether the rate was missed
+    open_loop: NotRequired[list[dict[str, Any]]]

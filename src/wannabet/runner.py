@@ -719,6 +719,14 @@ def _create_run(
         "protocol": workload.protocol,
         "schedule": [[s.block, s.condition_index] for s in plan.schedule],
     }
+    rates = {
+        c.label: rate
+        for c in plan.conditions
+        if (rate := c.rate if c.rate is not None else workload.rate)
+    }
+    if rates:
+        # The open-loop rate each condition asked for: summary and compare show what it reached.
+        settings["rates"] = rates
     if sampling.until_decided:
         # The rule the run stops by; _SampleLoop adds how it stopped.
         settings["until_decided"] = {

@@ -23,6 +23,7 @@ from wannabet.datasets import (
     load_condition_samples,
     load_observations,
     load_type_histograms,
+    open_loop,
     transaction_type_id,
     transaction_type_names,
 )
@@ -226,6 +227,7 @@ def comparison_documents(
     result, runs = analyze(store, run_ids, options)
     doc = document(result, runs)
     add_sequences(store, runs, doc)
+    add_open_loop(store, runs, doc)
     if result.metric == "latency" and len(runs) == 1:
         names = list(transaction_type_names(store, runs[0]).values())
         if len(names) >= 2:
@@ -239,6 +241,15 @@ def comparison_documents(
                 doc["types"].append(document(r, rs))
                 add_sequences(store, rs, doc["types"][-1])
     return [doc]
+
+
+def add_open_loop(store: Store, runs: Sequence[RunInfo], doc: ComparisonDocument) -> None:
+    """On one run with open-loop conditions: the rate each asked for and reached, and its
+    schedule lag (a condition whose target could not keep up was measured at a lower load)."""
+    if len(runs) == 1:
+        found = open_loop(store, runs[0])
+        if found:
+            doc["open_loop"] = [o.to_dict() for o in found]
 
 
 #: a sequence's state in the words of a verdict

@@ -20,6 +20,7 @@ from wannabet.documents import (
     SequentialDocument,
 )
 from wannabet.render.format import clean_strings, fixed, fmt_num, interval, p_value, pct
+from wannabet.render.markdown import open_loop_warnings
 
 _VERDICT_STYLE = {
     "faster": "bold green",
@@ -149,6 +150,7 @@ def compare_table(doc: ComparisonDocument) -> Group:
         f"  [yellow]![/yellow] {escape(d['message'])} → {escape(d['advice'])}"
         for d in (bayes["diagnostics"] if bayes else [])
     ]
+    warnings += [f"  [yellow]![/yellow] {escape(w)}" for w in open_loop_warnings(doc)]
     if warnings:
         parts.append(Text.from_markup("[bold]Diagnostics[/bold]\n" + "\n".join(warnings)))
     return Group(*parts)

@@ -12,7 +12,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from wannabet.documents import ComparisonDocument, PairDocument
-from wannabet.render.format import cell, fixed, fmt_num, interval, p_value, pct, strip_control
+from wannabet.render.format import (
+    cell,
+    fixed,
+    fmt_num,
+    interval,
+    one_line,
+    p_value,
+    pct,
+    strip_control,
+)
 
 
 def _width(text: str) -> int:
@@ -295,6 +304,22 @@ def bayes_markdown(doc: ComparisonDocument) -> str:
     return "\n".join(out)
 
 
+def open_loop_warnings(doc: ComparisonDocument) -> list[str]:
+    """A sentence per open-loop condition whose target did not keep up with its rate."""
+    out = []
+    for o in doc.get("open_loop", []):
+        if not o.get("missed"):
+            continue
+        lag = o.get("lag_mean_ms")
+        late = "" if lag is None else f"; transactions started {lag:,.1f} ms late on average"
+        out.append(
+            f"{o['condition']}: open loop at {o['requested_rate']:,.0f}/s reached only"
+            f" {o['achieved_rate']:,.0f}/s: the target could not keep up, so it was measured"
+            f" at a lower load than asked{late}"
+        )
+    return out
+
+
 def comparison_markdown(doc: ComparisonDocument) -> str:
     """Heading, per-condition table, verdict table and, when made, the Bayesian table:
     ``compare --format markdown``."""
@@ -313,4 +338,6 @@ def comparison_markdown(doc: ComparisonDocument) -> str:
         parts += ["", types.rstrip("\n")]
     for e in doc.get("excluded", []):
         parts += ["", f"Left out: {strip_control(e['condition'])} ({strip_control(e['reason'])})."]
+    for warning in open_loop_warnings(doc):
+        parts += ["", f"Warning: {one_line(warning)}."]
     return "\n".join(parts) + "\n"

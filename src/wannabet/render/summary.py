@@ -31,7 +31,7 @@ from wannabet.store import ConditionSummary, RunInfo
 if TYPE_CHECKING:
     from wannabet.analysis.relations import RelationActivity
     from wannabet.analysis.unit_of_work import UnitOfWork
-    from wannabet.datasets import TypeSummary
+    from wannabet.datasets import OpenLoop, TypeSummary
 
 _COLUMNS = (
     "condition",
@@ -53,6 +53,7 @@ def summary_dict(
     units: Sequence[UnitOfWork] = (),
     types: Sequence[TypeSummary] = (),
     relations: Sequence[RelationActivity] = (),
+    open_loop: Sequence[OpenLoop] = (),
 ) -> dict[str, Any]:
     by_label = {u.condition: u for u in units}
     conditions = []
@@ -73,6 +74,8 @@ def summary_dict(
         out["types"] = [_finite(t.to_dict()) for t in types]
     if relations:
         out["relations"] = [_finite(r.to_dict()) for r in relations]
+    if open_loop:
+        out["open_loop"] = [_finite(o.to_dict()) for o in open_loop]
     return out
 
 
@@ -82,8 +85,9 @@ def summary_json(
     units: Sequence[UnitOfWork] = (),
     types: Sequence[TypeSummary] = (),
     relations: Sequence[RelationActivity] = (),
+    open_loop: Sequence[OpenLoop] = (),
 ) -> str:
-    doc = summary_dict(run, rows, units, types, relations)
+    doc = summary_dict(run, rows, units, types, relations, open_loop)
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
@@ -425,9 +429,53 @@ def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
     return table
 
 
-def summary_warnings(rows: Sequence[ConditionSummary]) -> list[str]:
+def open_loop_table(open_loop: Sequence[OpenLoop]) -> Table:
+    """Open loop: the rate asked for against the rate reached, and the schedule lag."""
+    table = Table(
+        title="Open loop (latency counts from each transaction's scheduled start)",
+        title_justify="left",
+    )
+    table.add_column("condition", style="bold", overflow="fold")
+    for name in ("requested/s", "achieved/s", "reached", "lag mean ms", "lag p99 ms"):
+        table.add_column(name, justify="right")
+    for o in open_loop:
+        reached = "–" if o.achieved_rate is None else f"{o.achieved_rate / o.requested_rate:.0%}"
+        table.add_row(
+            markup(o.condition),
+            f"{o.requested_rate:,.0f}",
+            "–" if o.achieved_rate is None else f"{o.achieved_rate:,.0f}",
+            f"[red]{reached}[/red]" if o.missed else reached,
+            fmt_num(o.lag_mean_ms),
+            fmt_num(o.lag_p99_ms),
+        )
+    return table
+
+
+def open_loop_markdown(open_loop: Sequence[OpenLoop]) -> str:
+    rows = [
+        [
+            o.condition,
+            f"{o.requested_rate:,.0f}",
+            "–" if o.achieved_rate is None else f"{o.achieved_rate:,.0f}",
+            fmt_num(o.lag_mean_ms),
+            fmt_num(o.lag_p99_ms),
+            "**missed**" if o.missed else "reached",
+        ]
+        for o in open_loop
+    ]
+    table = markdown_table(
+        ["condition", "requested/s", "achieved/s", "lag mean ms", "lag p99 ms", "rate"],
+        rows,
+        ["left", "right", "right", "right", "right", "left"],
+    )
+    return "**Open loop** (latency counts from each transaction's scheduled start)\n\n" + table
+
+
+def summary_warnings(
+    rows: Sequence[ConditionSummary], open_loop: Sequence[OpenLoop] = ()
+) -> list[str]:
     """What a reader of the table must not miss."""
-    out = []
+    out = [w for o in open_loop if (w := o.warning()) is not None]
     for row in rows:
         if row.samples and not row.transactions:
             out.append(

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 from wannabet.analysis.bayes import BayesAnalysis
 from wannabet.analysis.diagnostics import environment_differences
 from wannabet.analysis.relations import RelationActivity
-from wannabet.datasets import TypeSummary, load_type_summaries, transaction_type_names
+from wannabet.datasets import (
+    OpenLoop,
+    TypeSummary,
+    load_type_summaries,
+    open_loop,
+    transaction_type_names,
+)
 from wannabet.documents import ComparisonDocument
 from wannabet.errors import AnalysisError
 from wannabet.render.report.inputs import (
@@ -31,6 +37,7 @@ from wannabet.store import ConditionSummary, RunInfo, Store
 from wannabet.verdicts import (
     ComparisonOptions,
     Metric,
+    add_open_loop,
     add_sequences,
     analyze,
     comparison_documents,
@@ -151,6 +158,7 @@ def gather_report(
     else:
         doc = document(comparison, runs)
         add_sequences(store, runs, doc)
+        add_open_loop(store, runs, doc)
         if doc["excluded"] and not doc["comparisons"]:
             left = ", ".join(f"{e['condition']} ({e['reason']})" for e in doc["excluded"])
             problem = f"nothing left to compare once {left} is left out"
@@ -285,6 +293,8 @@ class RunSummary:
     verdict: ComparisonDocument | None = None
     #: per condition, the tables and indexes its samples used (PostgreSQL statistics)
     relations: list[RelationActivity] = field(default_factory=list)
+    #: per open-loop condition: the rate asked for and reached, and the schedule lag
+    open_loop: list[OpenLoop] = field(default_factory=list)
 
 
 def run_summary(
@@ -312,4 +322,12 @@ def run_summary(
     if verdict:
         options = ComparisonOptions(include_warmup=include_warmup)
         doc = gather_report(store, [info.run_id], options, html=False).doc
-    return RunSummary(info, rows, units, types, doc, relations_for_run(store, info.run_id))
+    return RunSummary(
+        info,
+        rows,
+        units,
+        types,
+        doc,
+        relations_for_run(store, info.run_id),
+        open_loop(store, info),
+    )

@@ -544,3 +544,28 @@ def whole_statistics(
         """,
         [run_id, *params],
     ).fetchall()
+
+
+def schedule_lag(con: duckdb.DuckDBPyConnection, run_id: int) -> list[tuple[Any, ...]]:
+    """Per condition: ``(condition_id, arrivals, measured seconds, stored rows, mean lag ms,
+    p99 lag ms)``: transactions of any status after the warm-up per measured second, and how
+    late the stored ones started against their schedule (``start_ns - intended_start_ns``)."""
+    return con.execute(
+        """
+        WITH lag AS (
+            SELECT s.condition_id, count(*) AS n,
+                   avg((t.start_ns - t.intended_start_ns) / 1e6) AS mean_ms,
+                   quantile_cont((t.start_ns - t.intended_start_ns) / 1e6, 0.99) AS p99_ms
+            FROM transactions t JOIN samples s USING (run_id, sample_id)
+            WHERE t.run_id = ? AND NOT t.warmup
+            GROUP BY s.condition_id
+        ), arrivals AS (
+            SELECT condition_id, sum(transactions) AS arrivals, sum(duration_s) AS seconds
+            FROM samples WHERE run_id = ? GROUP BY condition_id
+        )
+        SELECT a.condition_id, a.arrivals, a.seconds, coalesce(l.n, 0), l.mean_ms, l.p99_ms
+        FROM arrivals a LEFT JOIN lag l USING (condition_id)
+        ORDER BY a.condition_id
+        """,
+        [run_id, run_id],
+    ).fetchall()
