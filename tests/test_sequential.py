@@ -416,6 +416,11 @@ def test_run_until_decided_from_the_command_line_shows_each_block(tmp_path: Path
     # Each block's interval and state, as the progress display prints them off a terminal.
     assert result.stderr.count("copy=b vs copy=a:") == 4
     assert "block 4:" in result.stderr and "block 5:" not in result.stderr
+    assert "sample 4/≤4" in result.stderr  # the most samples, not a fixed count
+    # summary says how the run stopped, in the terminal and in Markdown.
+    for fmt in ("table", "markdown"):
+        shown = CliRunner().invoke(app, ["summary", "-r", results, "-f", fmt]).stdout
+        assert "took its most samples (4 blocks) without deciding" in " ".join(shown.split())
     result = CliRunner().invoke(app, ["compare", "-r", results, "-f", "json"])
     assert json.loads(result.stdout)["sequential"]["stopped"] == "max_samples"
     # --samples is a fixed size: refused with a one-line error and exit code 2.

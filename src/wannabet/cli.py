@@ -237,6 +237,7 @@ def run(
         err_console,
         sample_seconds=(sampling.duration_s + sampling.warmup_s) if sampling.duration_s else None,
         samples_per_condition=sampling.samples,
+        until_decided=sampling.until_decided,
         warmup_s=sampling.warmup_s,
     )
     with display:
@@ -385,6 +386,8 @@ def _print_summary(
         from wannabet.render.markdown import verdict_markdown
 
         sys.stdout.write(render.summary_markdown(info, rows))
+        if render.stop_sentence(info):
+            sys.stdout.write("\n" + render.stop_sentence(info) + "\n")
         if types:
             sys.stdout.write("\n" + render.types_markdown(types))
         if units:
@@ -412,6 +415,9 @@ def _print_summary(
         warnings = render.summary_warnings(rows, shown.open_loop)
         for warning in render.unit_of_work_warnings(units) + warnings:
             console.print(f"[yellow]warning:[/yellow] {markup(warning)}", highlight=False)
+        stopped = render.stop_sentence(info)
+        if stopped:
+            console.print(markup(stopped), highlight=False)
         if info.status != "complete":
             console.print(
                 f"[yellow]run {info.run_id} is {info.status}[/yellow]"

@@ -38,12 +38,14 @@ class ProgressDisplay:
         *,
         sample_seconds: float | None,
         samples_per_condition: int,
+        until_decided: bool = False,
         warmup_s: float = 0.0,
     ) -> None:
         self.console = console
         self.warmup_ns = int(warmup_s * 1e9)
         self.sample_seconds = sample_seconds
-        self.samples_per_condition = samples_per_condition
+        # "k/≤60" when the run may stop before its most samples (until decided)
+        self.of = f"≤{samples_per_condition}" if until_decided else str(samples_per_condition)
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -94,7 +96,7 @@ class ProgressDisplay:
             # The rate shown until the first tick of this sample is not the previous one's.
             self.progress.update(
                 self.task,
-                description=f"{label} · sample {k}/{self.samples_per_condition}",
+                description=f"{label} · sample {k}/{self.of}",
                 tps="–",
                 p99="–",
             )
@@ -154,7 +156,7 @@ class ProgressDisplay:
         k = self.done_per_condition[sample.condition_index]
         label = shown(self._labels.get(sample.condition_index, "?"))
         self.console.print(
-            f"[{finished}/{self._total}] {label} · sample {k}/{self.samples_per_condition}:"
+            f"[{finished}/{self._total}] {label} · sample {k}/{self.of}:"
             f" {tps:,.0f} TPS, p99 {p99}, elapsed {_clock(elapsed)}, ETA {_clock(eta)}",
             highlight=False,
             soft_wrap=True,

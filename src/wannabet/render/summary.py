@@ -471,6 +471,25 @@ def open_loop_markdown(open_loop: Sequence[OpenLoop]) -> str:
     return "**Open loop** (latency counts from each transaction's scheduled start)\n\n" + table
 
 
+def stop_sentence(run: RunInfo) -> str:
+    """How a run that stops when decided stopped; empty for a run of fixed size."""
+    rule = run.until_decided
+    if rule is None:
+        return ""
+    blocks = rule.get("blocks")
+    if rule.get("stopped") == "decided":
+        return (
+            f"The run stopped after {blocks} blocks: every comparison was decided by its"
+            " anytime-valid confidence sequence (wannabet compare shows them)."
+        )
+    if rule.get("stopped") == "max_samples":
+        return (
+            f"The run took its most samples ({blocks} blocks) without deciding every"
+            " comparison (wannabet compare shows the sequences)."
+        )
+    return "The run was to stop when decided, but it did not finish."
+
+
 def summary_warnings(
     rows: Sequence[ConditionSummary], open_loop: Sequence[OpenLoop] = ()
 ) -> list[str]:
