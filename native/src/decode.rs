@@ -392,6 +392,14 @@ pub(crate) struct SampleCall<'py> {
     record: f64,
     #[pyo3(attribute)]
     max_rows: u64,
+    #[pyo3(attribute)]
+    reconnect_ns: u64,
+    /// The sample's deadline from its start (0: none); see `run_sample`.
+    #[pyo3(attribute)]
+    pub deadline_ns: u64,
+    /// How long past the deadline a sample may run before it is cut short.
+    #[pyo3(attribute)]
+    pub grace_ns: u64,
 }
 
 impl SampleCall<'_> {
@@ -461,6 +469,7 @@ impl SampleCall<'_> {
             warmup_ns: self.warmup_ns,
             record,
             max_rows: self.max_rows,
+            reconnect_ns: self.reconnect_ns,
         })
     }
 }

@@ -52,6 +52,22 @@ where
     W: WithSession + Send + 'static,
     W::Output: Send + 'static,
 {
+    run_within(py, target, job, None)
+}
+
+/// `run_interruptible` with a time limit: at `limit` the statement is cancelled and a
+/// QueryError (code `timeout`) raised, so a server that accepts a connection and never
+/// answers cannot hold the caller (the statistics samplers) for ever.
+fn run_within<W>(
+    py: Python<'_>,
+    target: Target,
+    job: W,
+    limit: Option<Instant>,
+) -> PyResult<DbResult<W::Output>>
+where
+    W: WithSession + Send + 'static,
+    W::Output: Send + 'static,
+{
     let cancel = Canceller::default();
     let (tx, rx) = std::sync::mpsc::channel();
     let worker_cancel = cancel.clone();
@@ -67,7 +83,7 @@ where
         .map_err(|e| {
             engine_err::<EngineError>(py, format!("cannot start worker thread: {e}"), None)
         })?;
-    match wait_interruptibly(py, rx, &cancel)? {
+    match wait_within(py, rx, &cancel, limit)? {
         Some(r) => Ok(r),
         None => Err(engine_err::<EngineError>(
             py,
@@ -87,7 +103,19 @@ pub(crate) fn wait_interruptibly<T: Send>(
     rx: std::sync::mpsc::Receiver<T>,
     cancel: &Canceller,
 ) -> PyResult<Option<T>> {
+    wait_within(py, rx, cancel, None)
+}
+
+/// `wait_interruptibly` that gives up at `limit`: the statement is cancelled as on Ctrl-C
+/// and a QueryError (code `timeout`) is returned.
+fn wait_within<T: Send>(
+    py: Python<'_>,
+    rx: std::sync::mpsc::Receiver<T>,
+    cancel: &Canceller,
+    limit: Option<Instant>,
+) -> PyResult<Option<T>> {
     use std::sync::mpsc::RecvTimeoutError;
+    let started = Instant::now();
     // A Receiver is not Sync, which `detach` requires of what it borrows.
     let rx = std::sync::Mutex::new(rx);
     let recv = |t: Duration| rx.lock().unwrap_or_else(|e| e.into_inner()).recv_timeout(t);
@@ -97,7 +125,19 @@ pub(crate) fn wait_interruptibly<T: Send>(
             Err(RecvTimeoutError::Disconnected) => return Ok(None),
             Err(RecvTimeoutError::Timeout) => {}
         }
-        if let Err(e) = py.check_signals() {
+        let timed_out = limit.is_some_and(|l| Instant::now() >= l);
+        let signalled = py.check_signals();
+        if timed_out || signalled.is_err() {
+            let e = signalled.err().unwrap_or_else(|| {
+                engine_err::<QueryError>(
+                    py,
+                    format!(
+                        "no answer within {:.1} s; the statement was cancelled",
+                        started.elapsed().as_secs_f64()
+                    ),
+                    Some("timeout".into()),
+                )
+            });
             let deadline = Instant::now() + INTERRUPT_GRACE;
             py.detach(|| {
                 // Let a cancelled statement's session close cleanly; one still
@@ -291,11 +331,27 @@ fn execute_many(py: Python<'_>, target: &str, statements: Vec<String>) -> PyResu
     }
 }
 
-/// One statement; every value as text, None for NULL.
+/// One statement; every value as text, None for NULL. With `timeout_s`, a statement with
+/// no answer by then is cancelled and QueryError (code `timeout`) raised.
 #[pyfunction]
-fn query<'py>(py: Python<'py>, target: &str, sql: &str) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+#[pyo3(signature = (target, sql, timeout_s=None))]
+fn query<'py>(
+    py: Python<'py>,
+    target: &str,
+    sql: &str,
+    timeout_s: Option<f64>,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let limit = match timeout_s {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 => Some(Instant::now() + Duration::from_secs_f64(s)),
+        Some(s) => {
+            return Err(crate::decode::bad(format!(
+                "timeout_s must be > 0, got {s}"
+            )))
+        }
+    };
     let t = parse_target(py, target)?;
-    let rows = match run_interruptible(py, t, QueryText(sql.to_owned()))? {
+    let rows = match run_within(py, t, QueryText(sql.to_owned()), limit)? {
         Err(e) => return Err(connect_err(py, e)),
         Ok(r) => r.map_err(|e| query_err(py, e))?,
     };
@@ -324,6 +380,12 @@ fn run_sample<'py>(
 
     const PROGRESS_EVERY: Duration = Duration::from_millis(250);
     let mut last_progress = Instant::now();
+    // Past deadline + grace/2 the statements still running are cancelled; at deadline +
+    // grace sessions that have not returned (a frozen server ignores the cancel too) are
+    // given up on, so no sample outlasts its deadline and grace.
+    let deadline = Duration::from_nanos(request.deadline_ns);
+    let grace = Duration::from_nanos(request.grace_ns);
+    let mut give_up: Option<Instant> = None;
     let waited: PyResult<()> = loop {
         let done = py.detach(|| sample.wait(TICK));
         if let Err(e) = py.check_signals() {
@@ -331,6 +393,18 @@ fn run_sample<'py>(
         }
         if done {
             break Ok(());
+        }
+        if let (false, Some(t0)) = (deadline.is_zero(), sample.t0()) {
+            let now = Instant::now();
+            match give_up {
+                Some(at) if now >= at => break Ok(()),
+                None if now >= t0 + deadline + grace / 2 => {
+                    let at = t0 + deadline + grace;
+                    py.detach(|| sample.expire(at));
+                    give_up = Some(at);
+                }
+                _ => {}
+            }
         }
         if let Some(cb) = &progress {
             if last_progress.elapsed() >= PROGRESS_EVERY {
@@ -392,6 +466,9 @@ fn run_sample<'py>(
     out.set_item("error_codes", result.error_codes)?;
     out.set_item("error_messages", messages)?;
     out.set_item("sessions_lost", result.sessions_lost)?;
+    out.set_item("sessions_stuck", result.sessions_stuck)?;
+    out.set_item("reconnects", result.reconnects)?;
+    out.set_item("overran", result.overran)?;
     out.set_item("session_cpu_ns", result.session_cpu_ns)?;
     let counters = PyDict::new(py);
     for (k, v) in result.counters {

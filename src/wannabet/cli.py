@@ -19,7 +19,7 @@ from rich.console import Console
 
 from wannabet.durations import duration_option
 from wannabet.errors import QueryError, SpecError, WannabetError
-from wannabet.render.format import markup
+from wannabet.render.format import markup, one_line
 from wannabet.store import DEFAULT_RESULTS, Store
 
 app = typer.Typer(
@@ -60,6 +60,14 @@ FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output for
 # Options several commands share; `report` is made by the same comparison as `compare`.
 WarmupOption = Annotated[
     bool, typer.Option("--include-warmup", help="Count warm-up transactions too.")
+]
+DegradedOption = Annotated[
+    bool,
+    typer.Option(
+        "--include-degraded",
+        help="Analyse degraded samples too (overran their deadline, lost sessions); default:"
+        " left out, and said so.",
+    ),
 ]
 
 
@@ -200,6 +208,17 @@ def run(
             max=65536,
         ),
     ] = None,
+    resume: Annotated[
+        int | None,
+        typer.Option(
+            "--resume",
+            help="Go on with this interrupted or failed run where it stopped: the same"
+            " schedule, seed and finished samples. Refused if the file, the options, the"
+            " target or its environment changed.",
+            metavar="RUN",
+            min=0,
+        ),
+    ] = None,
 ) -> None:
     """Run an experiment and store its transactions (all, a fraction or none: --record)."""
     from wannabet.engine import NativeEngine
@@ -207,6 +226,10 @@ def run(
     from wannabet.runner import prepare_run, run_experiment, with_overrides
     from wannabet.spec import load_experiment
 
+    store = Store(results)
+    if resume is not None and seed is None:
+        # A file without a seed drew one when the run started; the run goes on with it.
+        seed = store.run(resume).seed
     experiment = with_overrides(
         load_experiment(file),
         samples=samples,
@@ -218,7 +241,6 @@ def run(
         until_decided=until_decided,
         max_samples=max_samples,
     )
-    store = Store(results)
     setup = prepare_run(
         experiment,
         store,
@@ -253,6 +275,7 @@ def run(
             warn=lambda w: err_console.print(
                 f"[yellow]warning:[/yellow] {markup(str(w))}", highlight=False, soft_wrap=True
             ),
+            resume=resume,
         )
     _print_summary(store, outcome.run_id, output)
     for label, message in outcome.failed_conditions:
@@ -346,6 +369,7 @@ def summary(
     run_id: RunOption = None,
     output: FormatOption = Format.table,
     include_warmup: WarmupOption = False,
+    include_degraded: DegradedOption = False,
     unit: Annotated[
         str,
         typer.Option(help="Unit of work: 'commit' or a transaction type's name."),
@@ -353,7 +377,11 @@ def summary(
 ) -> None:
     """Per-condition transactions, errors, TPS and latency of a run."""
     _print_summary(
-        Store(results, read_only=True), run_id, output, include_warmup=include_warmup, unit=unit
+        Store(results, read_only=True, include_degraded=include_degraded),
+        run_id,
+        output,
+        include_warmup=include_warmup,
+        unit=unit,
     )
 
 
@@ -366,6 +394,7 @@ def _print_summary(
     unit: str = "commit",
 ) -> None:
     from wannabet.render import summary as render
+    from wannabet.render.markdown import degraded_warnings
     from wannabet.reports import run_summary
 
     shown = run_summary(
@@ -378,7 +407,10 @@ def _print_summary(
     info, rows, units, types = shown.run, shown.rows, shown.units, shown.types
     if output is Format.json:
         sys.stdout.write(
-            render.summary_json(info, rows, units, types, shown.relations, shown.open_loop) + "\n"
+            render.summary_json(
+                info, rows, units, types, shown.relations, shown.open_loop, shown.degraded
+            )
+            + "\n"
         )
     elif output is Format.csv:
         sys.stdout.write(render.summary_csv(rows, types))
@@ -396,6 +428,8 @@ def _print_summary(
             sys.stdout.write("\n" + render.relations_markdown(shown.relations))
         if shown.open_loop:
             sys.stdout.write("\n" + render.open_loop_markdown(shown.open_loop))
+        for warning in degraded_warnings(shown.degraded):
+            sys.stdout.write(f"\nWarning: {one_line(warning)}.\n")
         # The same verdict table as `compare` and `report --format markdown`.
         doc = shown.verdict
         if doc is not None and doc["comparisons"]:
@@ -412,7 +446,9 @@ def _print_summary(
             console.print(table)
         if shown.open_loop:
             console.print(render.open_loop_table(shown.open_loop))
-        warnings = render.summary_warnings(rows, shown.open_loop)
+        warnings = render.summary_warnings(rows, shown.open_loop) + degraded_warnings(
+            shown.degraded
+        )
         for warning in render.unit_of_work_warnings(units) + warnings:
             console.print(f"[yellow]warning:[/yellow] {markup(warning)}", highlight=False)
         stopped = render.stop_sentence(info)
@@ -778,6 +814,7 @@ def compare(
     seed: SeedOption = 0,
     output: FormatOption = Format.table,
     include_warmup: WarmupOption = False,
+    include_degraded: DegradedOption = False,
     bayes: Annotated[
         bool,
         typer.Option("--bayes", help="Add Bayesian estimation: posterior, HDI, ROPE decision."),
@@ -831,7 +868,7 @@ def compare(
     from wannabet.render import compare as render
     from wannabet.verdicts import comparison_documents, comparison_options
 
-    store = Store(results, read_only=True)
+    store = Store(results, read_only=True, include_degraded=include_degraded)
     options = comparison_options(
         store,
         run_ids or (),
@@ -910,6 +947,7 @@ def plan(
         ),
     ] = None,
     output: FormatOption = Format.table,
+    include_degraded: DegradedOption = False,
 ) -> None:
     """How many samples, how long each, and how long the run: from a pilot run."""
     from wannabet.analysis.planning import plan_samples
@@ -917,7 +955,7 @@ def plan(
     from wannabet.render.plan import plan_json, plan_table
     from wannabet.verdicts import parse_percent
 
-    store = Store(results, read_only=True)
+    store = Store(results, read_only=True, include_degraded=include_degraded)
     info = store.run(run_id)
     pilot = load_pilot(store, info, stat.value, txn)
     result = plan_samples(
@@ -975,6 +1013,7 @@ def report(
     rope: RopeOption = "2%",
     seed: SeedOption = 0,
     include_warmup: WarmupOption = False,
+    include_degraded: DegradedOption = False,
     bayes: Annotated[
         bool, typer.Option("--bayes", help="Add the Bayesian section: posterior, HDI, ROPE.")
     ] = False,
@@ -994,7 +1033,7 @@ def report(
             key="--output",
             file="command line",
         )
-    store = Store(results, read_only=True)
+    store = Store(results, read_only=True, include_degraded=include_degraded)
     # The experiment file's [bayes] table applies here as it does to compare.
     options = comparison_options(
         store,

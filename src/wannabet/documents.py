@@ -222,3 +222,6 @@ class ComparisonDocument(TypedDict):
     #: only for one run with open-loop conditions: per condition the rate asked for and
     #: reached, the schedule lag, and whether the rate was missed
     open_loop: NotRequired[list[dict[str, Any]]]
+    #: only when a compared run has degraded samples: each one (run, sample number,
+    #: condition, reason) and whether the analysis included it (``--include-degraded``)
+    degraded: NotRequired[list[dict[str, Any]]]

@@ -261,6 +261,13 @@ class Workload:
     protocol: QueryProtocol = "prepared"
     #: rows per round trip of a statement's result (PostgreSQL portals); None: all at once
     fetch_size: int | None = None
+    #: a session whose connection drops connects again (waiting 0.1 s, doubling to 2 s) for up
+    #: to this long per outage and goes on, the sample stored as degraded; None: it is lost
+    reconnect_s: float | None = None
+
+
+#: how long a session tries to get its connection back with ``reconnect = true``
+DEFAULT_RECONNECT_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,6 +385,14 @@ class Condition:
 
 
 Order = Literal["randomized-blocks", "blocks", "sequential"]
+OnDegraded = Literal["retry", "skip", "stop"]
+
+
+def default_grace_s(deadline_s: float) -> float:
+    """How long a sample may run past its deadline unless the file says: a tenth of the
+    deadline, at least 1 s (a cancel request and a slow commit need that much) and at most
+    60 s (a stuck server should be known within a minute)."""
+    return min(max(1.0, 0.1 * deadline_s), 60.0)
 
 
 #: ``record = "auto"``: rows kept per sample at most. About 0.35 s to write on a 2-core machine
@@ -408,6 +423,15 @@ class SamplingPlan:
     alpha: float = 0.05
     #: the sequential rule's region of practical equivalence, +/- this many %
     rope_pct: float = 2.0
+    #: how long past its deadline a sample may run (None: :func:`default_grace_s`); past half
+    #: of it running statements are cancelled (``timeout``), at its end sessions that have
+    #: not returned are given up on, and the sample is stored as ``degraded``
+    grace_s: float | None = None
+    #: the deadline of a sample of a transaction count (a timed sample's is its duration)
+    timeout_s: float | None = None
+    #: what the run does after a degraded sample: run it again once (then stop if it is
+    #: degraded again), go on, or stop
+    on_degraded: OnDegraded = "retry"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.record <= 1.0:
@@ -420,6 +444,20 @@ class SamplingPlan:
             raise ValueError(f"alpha must be between 0 and 1, got {self.alpha!r}")
         if not (math.isfinite(self.rope_pct) and self.rope_pct >= 0.0):
             raise ValueError(f"rope must be a percentage >= 0, got {self.rope_pct!r}")
+
+    @property
+    def deadline_s(self) -> float | None:
+        """A sample's deadline from its start: warm-up plus duration, or ``timeout``."""
+        if self.duration_s is not None:
+            return self.duration_s + self.warmup_s
+        return self.timeout_s
+
+    @property
+    def effective_grace_s(self) -> float:
+        """``grace``, or :func:`default_grace_s` of the deadline."""
+        if self.grace_s is not None:
+            return self.grace_s
+        return default_grace_s(self.deadline_s or 0.0)
 
     @property
     def record_setting(self) -> str | float:
@@ -442,6 +480,7 @@ STATUS_NAMES: tuple[str, ...] = (
     "constraint",
     "connection",
     "script",
+    "timeout",
 )
 
 #: variables every script may use without defining them, as in pgbench; None: the engine sets

@@ -14,6 +14,7 @@ The order of events, and why:
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shutil
@@ -53,6 +54,7 @@ from wannabet.errors import (
     WannabetError,
 )
 from wannabet.model import (
+    STATUS_NAMES,
     Background,
     Condition,
     CopyCommand,
@@ -67,7 +69,7 @@ from wannabet.model import (
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import fill, split_sql
 from wannabet.spec import DEFAULT_MAX_SAMPLES, parse_record
-from wannabet.store import ConditionRow, SampleRow, Store
+from wannabet.store import ConditionRow, SampleRow, Store, queries
 from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target, redact
 from wannabet.version import tool_version
@@ -77,8 +79,14 @@ class RunObserver(Protocol):
     """Receives progress; the CLI draws it, tests record it."""
 
     def run_started(
-        self, run_id: int, conditions: Sequence[Condition], plan: Sequence[ScheduledSample]
-    ) -> None: ...
+        self,
+        run_id: int,
+        conditions: Sequence[Condition],
+        plan: Sequence[ScheduledSample],
+        done: frozenset[int] = frozenset(),
+    ) -> None:
+        """The run starts (or, resumed, goes on: ``done`` are the positions it has)."""
+        ...
 
     def sample_started(self, sample: ScheduledSample, condition: Condition) -> None: ...
 
@@ -95,7 +103,11 @@ class RunObserver(Protocol):
 
 class SilentObserver:
     def run_started(
-        self, run_id: int, conditions: Sequence[Condition], plan: Sequence[ScheduledSample]
+        self,
+        run_id: int,
+        conditions: Sequence[Condition],
+        plan: Sequence[ScheduledSample],
+        done: frozenset[int] = frozenset(),
     ) -> None:
         pass
 
@@ -391,6 +403,7 @@ def run_experiment(
     fresh_target: bool = False,
     statistics: StatsOptions | None = None,
     warn: Callable[[RunWarning], None] | None = None,
+    resume: int | None = None,
 ) -> RunOutcome:
     """Run every sample of ``experiment`` against ``target`` and store the results.
 
@@ -402,8 +415,13 @@ def run_experiment(
         How per-sample database and OS statistics are collected (default: on). A sampler that
         fails becomes a warning stored with the samples, never a failed run.
     warn
-        Receives what the user would want to change while the run goes on (at most once: a
-        run whose first sample projects more than :data:`MANY_ROWS` stored rows).
+        Receives what the user would want to change while the run goes on (a run whose first
+        sample projects more than :data:`MANY_ROWS` stored rows, a degraded sample).
+    resume
+        Go on with this interrupted or failed run instead of starting one: the same schedule,
+        seed and sample ids, skipping the positions done; ``[setup]`` does not run again.
+        Refused (SpecError) when the file, the settings, the target or its environment
+        changed.
 
     Raises
     ------
@@ -438,13 +456,26 @@ def run_experiment(
             for other in others
         ]
     statistics = statistics or StatsOptions.of_plan(experiment.statistics)
-    run_id = _create_run(store, experiment, primary, plan, environment, statistics)
-    observer.run_started(run_id, plan.conditions, plan.schedule)
+    resumed = None
+    if resume is None:
+        run_id = _create_run(store, experiment, primary, plan, environment, statistics)
+    else:
+        fresh_target = False  # the resumed run's database is the one it left
+        resumed = _resume(store, resume, experiment, primary, plan, environment, statistics)
+        run_id = resume
     run = _SampleLoop(experiment, store, engine, observer, plan, run_id, warn)
+    if resumed is not None:
+        run.resume_from(resumed)
+    observer.run_started(run_id, plan.conditions, plan.schedule, run.skip)
     stopped_by = [int(signal.SIGINT)]  # which signal stopped the run, set by the handler
     try:
-        for where in plan.distinct_servers:
-            _setup(experiment, where, engine, fresh_target and where is target)
+        if resumed is None:
+            for where in plan.distinct_servers:
+                _setup(experiment, where, engine, fresh_target and where is target)
+            if experiment.setup.sql:
+                # What the samples run on is the server as the set-up left it.
+                after = server_environment(engine, primary)
+                store.update_environment(run_id, **after)
         # After setup: a setup failure should not wait for a statistics connection first.
         for where in {t.url: t for t in plan.targets}.values():
             run.collectors[where.url] = collector_for(
@@ -701,6 +732,32 @@ def _create_run(
 ) -> int:
     """Write the run as ``running``, with its settings, conditions and transaction types."""
     sampling = experiment.sampling
+    return store.create_run(
+        name=experiment.name,
+        kind="run",
+        description=experiment.description,
+        source=experiment.source_path,
+        # The file may hold a target URL with a password: store it scrubbed.
+        spec_text=redact(experiment.source_text, *plan.passwords),
+        target=target.display,
+        target_kind=target.kind,
+        seed=sampling.seed,
+        tool_version=tool_version(),
+        settings=_settings(experiment, target, plan, statistics),
+        environment=environment,
+        conditions=[
+            ConditionRow(i, c.label, dict(c.levels), c.session_sql, c.system_sql)
+            for i, c in enumerate(plan.conditions)
+        ],
+        transaction_types=[(t.name, t.weight, t.script.text) for t in plan.types],
+    )
+
+
+def _settings(
+    experiment: Experiment, target: Target, plan: _Plan, statistics: StatsOptions
+) -> dict[str, Any]:
+    """The run's effective plan, as stored in ``runs.settings`` (and compared on resume)."""
+    sampling = experiment.sampling
     workload = experiment.workload
     settings: dict[str, Any] = {
         "sessions": workload.sessions,
@@ -717,6 +774,7 @@ def _create_run(
         "on_error": workload.on_error,
         "max_tries": workload.max_tries,
         "protocol": workload.protocol,
+        "reconnect_s": workload.reconnect_s,
         "schedule": [[s.block, s.condition_index] for s in plan.schedule],
     }
     rates = {
@@ -748,25 +806,100 @@ def _create_run(
         "wait_interval_s": statistics.wait_interval_s,
         "server_cores": statistics.server_cores,
     }
-    return store.create_run(
-        name=experiment.name,
-        kind="run",
-        description=experiment.description,
-        source=experiment.source_path,
-        # The file may hold a target URL with a password: store it scrubbed.
-        spec_text=redact(experiment.source_text, *plan.passwords),
-        target=target.display,
-        target_kind=target.kind,
-        seed=sampling.seed,
-        tool_version=tool_version(),
-        settings=settings,
-        environment=environment,
-        conditions=[
-            ConditionRow(i, c.label, dict(c.levels), c.session_sql, c.system_sql)
-            for i, c in enumerate(plan.conditions)
-        ],
-        transaction_types=[(t.name, t.weight, t.script.text) for t in plan.types],
-    )
+    if sampling.grace_s is not None or sampling.timeout_s is not None:
+        settings["grace_s"] = sampling.effective_grace_s
+        settings["timeout_s"] = sampling.timeout_s
+    settings["on_degraded"] = sampling.on_degraded
+    return settings
+
+
+@dataclass(frozen=True, slots=True)
+class _Resumed:
+    """Where a resumed run goes on: the positions of its schedule already done, and the id
+    of the next sample."""
+
+    done: frozenset[int]
+    next_sample_id: int
+
+
+#: what of the environment must be the same for a run to be resumed: the server (its kind,
+#: version and settings) and the client (the machine and wannabet)
+_RESUME_ENVIRONMENT = ("server", "server_version", "host", "cpu", "cpus", "wannabet")
+
+
+def _resume(
+    store: Store,
+    run_id: int,
+    experiment: Experiment,
+    target: Target,
+    plan: _Plan,
+    environment: Mapping[str, Any],
+    statistics: StatsOptions,
+) -> _Resumed:
+    """Check that run ``run_id`` can go on as it started (the same file, settings, target and
+    environment), mark it running again and say where it goes on. A difference is refused in
+    one line naming it: samples measured on something else are not the same experiment."""
+    info = store.run(run_id)
+    where = f"--resume {run_id}"
+
+    def refuse(why: str) -> SpecError:
+        return SpecError(f"run {run_id} cannot be resumed: {why}", key=where, file="command line")
+
+    if info.kind != "run":
+        raise refuse("it is an import; only runs of an experiment file go on")
+    if info.status == "complete":
+        raise refuse("it is complete; nothing is left to run")
+    if info.status == "running":
+        raise refuse("it is still running; stop it first (Ctrl-C or kill)")
+    spec = store.run_spec(run_id)
+    if spec is None or spec.spec_text != redact(experiment.source_text, *plan.passwords):
+        raise refuse(
+            "the experiment file is not the one it started from (its text changed); resume"
+            " with that file unchanged"
+        )
+    if info.target != target.display:
+        raise refuse(f"it ran on {info.target}, not {target.display}")
+    fresh = json.loads(json.dumps(_settings(experiment, target, plan, statistics)))
+    stored = dict(info.settings or {})
+    changed = [
+        f"{key} {stored.get(key)!r} → {value!r}"
+        for key, value in fresh.items()
+        if key != "until_decided" and stored.get(key) != value
+    ]
+    rule = fresh.get("until_decided") or {}
+    if any((stored.get("until_decided") or {}).get(k) != v for k, v in rule.items()):
+        changed.append("until_decided")
+    if changed:
+        raise refuse(
+            "its settings differ from the command line's and the file's: "
+            + "; ".join(changed[:3])
+            + "; give the same options (and --seed) it started with"
+        )
+    before = dict(info.environment or {})
+    differences = [
+        f"{key} {before.get(key)!r} → {environment.get(key)!r}"
+        for key in _RESUME_ENVIRONMENT
+        if before.get(key) != environment.get(key)
+    ]
+    was = before.get("server_settings") or {}
+    now = environment.get("server_settings") or {}
+    differences += [
+        f"{key} {was.get(key)!r} → {now.get(key)!r}"
+        for key in sorted(set(was) | set(now))
+        if was.get(key) != now.get(key)
+    ]
+    if differences:
+        raise refuse(
+            "the target's environment changed: "
+            + "; ".join(differences[:3])
+            + ("; …" if len(differences) > 3 else "")
+        )
+    samples = store.samples(run_id)
+    skip = experiment.sampling.on_degraded == "skip"
+    done = frozenset(int(s["position"]) for s in samples if s["status"] == "complete" or skip)
+    next_id = max((int(s["sample_id"]) for s in samples), default=-1) + 1
+    store.resume_run(run_id)
+    return _Resumed(done, next_id)
 
 
 def _setup(experiment: Experiment, target: Target, engine: Engine, fresh_target: bool) -> None:
@@ -804,6 +937,11 @@ class _SampleLoop:
         self.held: list[HeldConnection] = []
         self._background_programs: dict[tuple[tuple[Transaction, ...], str], Program] = {}
         self.done = 0
+        #: the id of the next sample stored: samples are numbered in the order they ran, so
+        #: without retries the id is the position in the schedule
+        self.next_sample_id = 0
+        #: positions of the schedule not to run (done before a resume)
+        self.skip: frozenset[int] = frozenset()
         #: condition index -> block -> the sample's mean latency (ms): what until_decided judges
         self.block_means: dict[int, dict[int, float]] = {}
         #: the sequences after the last finished block (until_decided)
@@ -816,6 +954,25 @@ class _SampleLoop:
         self.duration_ns = (
             int(sampling.duration_s * 1e9) + self.warmup_ns if sampling.duration_s else 0
         )
+
+    def resume_from(self, resumed: _Resumed) -> None:
+        """Go on after the samples a resumed run has: skip their positions, number the next
+        sample after them, and (until decided) know their block means again."""
+        self.skip = resumed.done
+        self.next_sample_id = resumed.next_sample_id
+        self.done = len(resumed.done)
+        if self.experiment.sampling.until_decided:
+            with self.store.read() as con:
+                moments = queries.sample_moments(con, self.run_id)
+            for condition, block, count, total in zip(
+                moments.condition_id.tolist(),
+                moments.block.tolist(),
+                moments.count.tolist(),
+                moments.sum_ms.tolist(),
+                strict=True,
+            ):
+                if count:
+                    self.block_means.setdefault(condition, {})[block] = total / count
 
     def run_all(self, interrupt: _Interrupt) -> None:
         """Every scheduled sample; a condition's ``system_sql`` runs when the condition changes."""
@@ -831,6 +988,8 @@ class _SampleLoop:
         self.hooks("before-run")
         try:
             for scheduled in plan:
+                if scheduled.position in self.skip:
+                    continue
                 interrupt.check()
                 condition = self.plan.conditions[scheduled.condition_index]
                 if scheduled.condition_index != previous:
@@ -850,7 +1009,7 @@ class _SampleLoop:
                     self._open_held(condition)
                     self.hooks("before-condition", condition)
                     previous = scheduled.condition_index
-                self.run_one(scheduled, condition, interrupt, progress)
+                self.run_scheduled(scheduled, condition, interrupt, progress)
                 last = scheduled is plan[-1]
                 block_ends = last or plan[scheduled.position + 1].block != scheduled.block
                 if (
@@ -1014,14 +1173,42 @@ class _SampleLoop:
             "output": output[-2000:],
         }
 
-    def run_one(
+    def run_scheduled(
         self,
         scheduled: ScheduledSample,
         condition: Condition,
         interrupt: _Interrupt,
         progress: Progress,
     ) -> None:
-        """One sample: run it with its statistics, write it, count its outcome."""
+        """One scheduled sample, and what ``on_degraded`` says to do when it is degraded: run
+        it again once (a degraded retry stops the run), go on, or stop. The stop is a
+        TargetError: the run ends ``failed``, with every finished sample kept."""
+        policy = self.experiment.sampling.on_degraded
+        reason = self.run_one(scheduled, condition, interrupt, progress, retry=policy == "retry")
+        again = False
+        if reason is not None and policy == "retry":
+            again = True
+            reason = self.run_one(scheduled, condition, interrupt, progress, retry=False)
+        if reason is None or policy == "skip":
+            return
+        n = scheduled.position + 1
+        raise TargetError(
+            f"sample {n} ({condition.label}) was degraded{' again' if again else ''}: {reason};"
+            f" the run stops (on_degraded = {policy!r}) with its finished samples kept; once"
+            f" the server is well, continue it with `wannabet run FILE --resume {self.run_id}`"
+        )
+
+    def run_one(
+        self,
+        scheduled: ScheduledSample,
+        condition: Condition,
+        interrupt: _Interrupt,
+        progress: Progress,
+        *,
+        retry: bool = False,
+    ) -> str | None:
+        """One sample: run it with its statistics, write it, count its outcome. Returns why it
+        is degraded, or None (``retry``: the warning says it will be run again)."""
         experiment, engine, target = self.experiment, self.engine, self.target_of(condition)
         collector = self.collectors.get(target.url)
         program = self.plan.programs[scheduled.condition_index]
@@ -1045,6 +1232,9 @@ class _SampleLoop:
             max_rows=sampling.max_rows,
             protocol=condition.protocol or workload.protocol,
             fetch_size=condition.fetch_size or workload.fetch_size or 0,
+            deadline_ns=int((sampling.deadline_s or 0.0) * 1e9),
+            grace_ns=int(sampling.effective_grace_s * 1e9),
+            reconnect_ns=int((workload.reconnect_s or 0.0) * 1e9),
         )
         background = condition.background or experiment.background
         load = None
@@ -1090,8 +1280,24 @@ class _SampleLoop:
             # The sample ran while these were held open on connections of their own.
             held = [{"sql": h.sql, "end": h.end} for h in condition.held]
             stats = {**(stats or {}), "held": held}
+        reason = degraded_reason(result)
+        if reason is not None and self.warn is not None:
+            self.warn(
+                RunWarning(
+                    f"sample {scheduled.position + 1} ({self.scrub(condition.label)}) is"
+                    f" degraded: {reason}",
+                    "the analyses leave it out (--include-degraded takes it in); "
+                    + _POLICY_ADVICE[
+                        "retry" if retry else "skip" if sampling.on_degraded == "skip" else "stop"
+                    ],
+                )
+            )
+        # Samples are numbered in the order they ran; the position is their place in the
+        # schedule (the same for a degraded sample and its retry).
+        sample_id = self.next_sample_id
+        self.next_sample_id += 1
         row = SampleRow(
-            sample_id=scheduled.position,
+            sample_id=sample_id,
             condition_id=scheduled.condition_index,
             block=scheduled.block,
             position=scheduled.position,
@@ -1102,6 +1308,8 @@ class _SampleLoop:
             sessions_lost=result.sessions_lost,
             error_messages=result.error_messages,
             stats=stats,
+            status="complete" if reason is None else "degraded",
+            reason=reason,
         )
         recorded = sampling.record
         transactions = int(result.summaries.statuses["count"].sum())
@@ -1125,7 +1333,11 @@ class _SampleLoop:
         statuses = result.summaries.statuses
         ok = statuses["status"] == 0
         committed = int(statuses["count"][ok & ~statuses["warmup"]].sum())
-        self.observer.sample_finished(scheduled, result, committed / window_s)
+        if reason is None or not retry:  # a retried attempt is not one of the run's samples
+            self.observer.sample_finished(scheduled, result, committed / window_s)
+        if reason is not None:
+            self.hooks("after-sample", condition, scheduled)
+            return reason
         if sampling.until_decided:
             moments = result.summaries.moments
             measured = ~moments["warmup"]
@@ -1140,6 +1352,7 @@ class _SampleLoop:
             succeeded=int(statuses["count"][ok].sum()),
             transactions=int(statuses["count"].sum()),
         )
+        return None
 
     def _background_request(
         self, background: Background, measured: SampleRequest, target: Target
@@ -1160,6 +1373,8 @@ class _SampleLoop:
             sessions=background.sessions,
             session_sql=background.session_sql,
             duration_ns=limit_ns,
+            deadline_ns=limit_ns,
+            grace_ns=measured.grace_ns,
             max_transactions=0,
             seed=measured.seed ^ 0x5EED,
             on_error="continue",
@@ -1207,6 +1422,41 @@ class _SampleLoop:
                 f"no transaction succeeded in the first sample of any condition, so"
                 f" the run stops: {first_error[index]}; fix the script or the target"
             )
+
+
+#: what happens after a degraded sample, per ``on_degraded``
+_POLICY_ADVICE = {
+    "retry": "it is run again once",
+    "skip": "the run goes on (on_degraded = 'skip')",
+    "stop": "the run stops",
+}
+
+
+def degraded_reason(result: SampleResult) -> str | None:
+    """Why a sample is not a sound measurement of its condition, or None: it ran past its
+    deadline and grace (statements cancelled, sessions given up on) or lost sessions (a
+    server restart ends every session)."""
+    reasons = []
+    statuses = result.summaries.statuses
+    timeouts = int(statuses["count"][statuses["status"] == STATUS_NAMES.index("timeout")].sum())
+    if result.overran:
+        reasons.append(
+            f"it ran past its deadline and grace, and {timeouts:,} statement(s) still running"
+            " were cancelled (status timeout)"
+        )
+    if result.sessions_stuck:
+        reasons.append(
+            f"{result.sessions_stuck} session(s) did not return even after the cancel and were"
+            " given up on (their transactions are not recorded): the server may be stuck"
+        )
+    if result.reconnects:
+        reasons.append(
+            f"sessions lost their connection and got it back {result.reconnects} time(s)"
+            " (reconnect)"
+        )
+    if result.sessions_lost:
+        reasons.append(f"{result.sessions_lost} session(s) lost their connection")
+    return "; ".join(reasons) or None
 
 
 class _StopBackground(Exception):

@@ -21,6 +21,7 @@ from wannabet.durations import parse_duration
 from wannabet.errors import SpecError
 from wannabet.model import (
     AUTO_MAX_ROWS,
+    DEFAULT_RECONNECT_S,
     HOOK_POINTS,
     PREDEFINED_VARIABLES,
     QUERY_PROTOCOLS,
@@ -75,6 +76,8 @@ _WORKLOAD_KEYS = (
     "max_tries",
     "protocol",
     "fetch_size",
+    "reconnect",
+    "reconnect_timeout",
 )
 _TRANSACTION_KEYS = ("name", "weight", "script", "result")
 _FACTOR_KEYS = (
@@ -116,7 +119,11 @@ _SAMPLING_KEYS = (
     "max_samples",
     "alpha",
     "rope",
+    "grace",
+    "timeout",
+    "on_degraded",
 )
+_ON_DEGRADED = ("retry", "skip", "stop")
 #: ``max_samples`` when ``until_decided`` is on and it is not given: the 30-60 samples per
 #: condition the analysts of the reference articles took by habit, at the upper end
 DEFAULT_MAX_SAMPLES = 60
@@ -413,7 +420,31 @@ class _Reader:
             ),
             protocol=self.protocol(data, "workload.protocol") or "prepared",
             fetch_size=self.fetch_size(data, "workload.fetch_size"),
+            reconnect_s=self.reconnect(data),
         )
+
+    def reconnect(self, data: Mapping[str, Any]) -> float | None:
+        """``reconnect = true`` and its bound ``reconnect_timeout``: how long a session tries
+        to get a dropped connection back (None: it does not)."""
+        on = data.get("reconnect", False)
+        if not isinstance(on, bool):
+            raise self.fail("workload.reconnect", f"must be true or false, not {_type(on)}")
+        if not on:
+            if "reconnect_timeout" in data:
+                raise self.fail(
+                    "workload.reconnect_timeout",
+                    "applies only with reconnect = true; add it, or remove reconnect_timeout",
+                )
+            return None
+        bound = self.duration(
+            data, "reconnect_timeout", "workload.reconnect_timeout", DEFAULT_RECONNECT_S
+        )
+        if not 0.1 <= bound <= 86_400:
+            raise self.fail(
+                "workload.reconnect_timeout",
+                'must be between 100ms and 24h, e.g. reconnect_timeout = "30s"',
+            )
+        return bound
 
     def fetch_size(self, data: Mapping[str, Any], full: str) -> int | None:
         """``fetch_size``: rows per round trip of a result (None when absent)."""
@@ -973,6 +1004,28 @@ class _Reader:
                 "until_decided judges the conditions block by block; use randomized-blocks"
                 " (the default) or blocks",
             )
+        grace = None
+        if "grace" in data:
+            grace = self.duration(data, "grace", "sampling.grace", 0.0)
+            if grace < _MIN_DURATION_S:
+                raise self.fail("sampling.grace", 'must be at least 1ms, e.g. grace = "5s"')
+        timeout = None
+        if "timeout" in data:
+            if duration is not None:
+                raise self.fail(
+                    "sampling.timeout",
+                    "a timed sample's deadline is its duration (plus grace); timeout is for"
+                    " samples of a transaction count: remove it or set grace",
+                )
+            timeout = self.duration(data, "timeout", "sampling.timeout", 0.0)
+            if timeout < _MIN_DURATION_S:
+                raise self.fail("sampling.timeout", 'must be at least 1ms, e.g. timeout = "10m"')
+        on_degraded = data.get("on_degraded", "retry")
+        if on_degraded not in _ON_DEGRADED:
+            raise self.fail(
+                "sampling.on_degraded",
+                f"must be one of {', '.join(map(repr, _ON_DEGRADED))}, got {on_degraded!r}",
+            )
         seed = data.get("seed")
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_INT
@@ -997,6 +1050,9 @@ class _Reader:
             until_decided=until_decided,
             alpha=float(alpha),
             rope_pct=rope_pct,
+            grace_s=grace,
+            timeout_s=timeout,
+            on_degraded=on_degraded,
         )
 
     def percent(self, data: Mapping[str, Any], key: str, full: str, default: float) -> float:

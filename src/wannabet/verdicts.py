@@ -228,6 +228,7 @@ def comparison_documents(
     doc = document(result, runs)
     add_sequences(store, runs, doc)
     add_open_loop(store, runs, doc)
+    add_degraded(store, runs, doc)
     if result.metric == "latency" and len(runs) == 1:
         names = list(transaction_type_names(store, runs[0]).values())
         if len(names) >= 2:
@@ -250,6 +251,29 @@ def add_open_loop(store: Store, runs: Sequence[RunInfo], doc: ComparisonDocument
         found = open_loop(store, runs[0])
         if found:
             doc["open_loop"] = [o.to_dict() for o in found]
+
+
+def add_degraded(store: Store, runs: Sequence[RunInfo], doc: ComparisonDocument) -> None:
+    """The compared runs' degraded samples, which the analysis left out unless the store was
+    opened to include them: a reader must know what the verdict stands on."""
+    found = degraded_documents(store, runs)
+    if found:
+        doc["degraded"] = found
+
+
+def degraded_documents(store: Store, runs: Sequence[RunInfo]) -> list[dict[str, Any]]:
+    """Every degraded sample of ``runs``, as the documents list them."""
+    return [
+        {
+            "run": run.run_id,
+            "sample": d.position + 1,
+            "condition": d.condition,
+            "reason": d.reason,
+            "included": store.include_degraded,
+        }
+        for run in runs
+        for d in store.degraded_samples(run.run_id)
+    ]
 
 
 #: a sequence's state in the words of a verdict

@@ -23,9 +23,11 @@ pub enum Status {
     Constraint = 5,
     Connection = 6,
     Script = 7,
+    /// Still running when the sample's deadline and grace ran out: cancelled.
+    Timeout = 8,
 }
 
-pub const STATUS_NAMES: [&str; 8] = [
+pub const STATUS_NAMES: [&str; 9] = [
     "ok",
     "error",
     "serialization",
@@ -34,6 +36,7 @@ pub const STATUS_NAMES: [&str; 8] = [
     "constraint",
     "connection",
     "script",
+    "timeout",
 ];
 
 impl Status {

@@ -103,6 +103,9 @@ pub struct Plan {
     /// uniform random subset of its share (reservoir sampling), so a very fast workload
     /// writes a bounded sample of rows instead of every transaction.
     pub max_rows: u64,
+    /// A session whose connection drops connects again, for up to this long per outage, and
+    /// goes on (0: it is lost for the rest of the sample).
+    pub reconnect_ns: u64,
 }
 
 pub(super) const STREAM_CHOOSE: u64 = 0;

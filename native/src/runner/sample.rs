@@ -49,6 +49,9 @@ pub(super) struct Shared {
     pub(super) target: Target,
     /// Set when the sample's data will be discarded: abort, Ctrl-C, callback error.
     pub(super) stop: AtomicBool,
+    /// Set when the sample ran past its deadline and grace: sessions start nothing more,
+    /// and what their cancelled statements return is recorded as `timeout`.
+    pub(super) expired: AtomicBool,
     pub(super) claimed: AtomicU64,
     pub(super) gate: Gate,
     pub(super) stats: Vec<ThreadStats>,
@@ -106,6 +109,8 @@ pub(super) struct ThreadOut {
     code_index: HashMap<String, i32>,
     pub(super) messages: Vec<(String, String)>,
     pub(super) lost: bool,
+    /// Times the session got its connection back after it dropped (plan.reconnect_ns).
+    pub(super) reconnects: u64,
     pub(super) finished: Option<Instant>,
     /// CPU time of this session's thread while it ran transactions.
     pub(super) cpu_ns: u64,
@@ -214,6 +219,13 @@ pub struct SampleResult {
     /// First message per code, in first-seen order.
     pub error_messages: Vec<(String, String)>,
     pub sessions_lost: u64,
+    /// Sessions that had not returned when the sample was given up on (see
+    /// `Sample::expire`); their transactions are not in the result.
+    pub sessions_stuck: u64,
+    /// Reconnects of the sessions whose connection dropped, summed.
+    pub reconnects: u64,
+    /// The sample ran past its deadline and grace (`Sample::expire`).
+    pub overran: bool,
     /// Per session: thread CPU time of the transaction loop.
     pub session_cpu_ns: Vec<u64>,
     /// Summed over sessions, in first-seen order.
@@ -249,6 +261,7 @@ impl Sample {
             plan,
             target,
             stop: AtomicBool::new(false),
+            expired: AtomicBool::new(false),
             claimed: AtomicU64::new(0),
             gate: Gate {
                 state: Mutex::new(GateState {
@@ -314,12 +327,38 @@ impl Sample {
         self.shared.gate.t0().is_some()
     }
 
-    /// Joins every thread (they must have finished or been stopped) and
-    /// merges their records.
+    /// When the sample's clock started (None before every session arrived).
+    pub fn t0(&self) -> Option<Instant> {
+        self.shared.gate.t0().map(|a| a.instant)
+    }
+
+    /// The sample ran past its deadline and grace: sessions start nothing more, and the
+    /// statements they are still running are cancelled (what those return is recorded
+    /// as `timeout`); gives up on the cancel requests at `deadline`. Unlike `stop`, what
+    /// the sessions recorded is kept.
+    pub fn expire(&self, deadline: Instant) {
+        self.shared.expired.store(true, Relaxed);
+        let _ = self.shared.cancel.cancel(deadline);
+    }
+
+    /// Joins the threads and merges their records. They must have finished or been
+    /// stopped, except after `expire`: a session still stuck then (a frozen server does
+    /// not answer even a cancel) is left to end on its own, its rows lost and counted
+    /// in `sessions_stuck`, so a stuck server cannot hold the run.
     pub fn finish(self) -> Result<SampleResult, Fatal> {
         let mut outs = Vec::with_capacity(self.handles.len());
         let mut panic_msg = None;
+        let expired = self.shared.expired.load(Relaxed);
+        let mut stuck = 0;
         for h in self.handles {
+            if expired && !h.is_finished() {
+                // A session that just counted itself finished is still returning.
+                std::thread::sleep(Duration::from_millis(20));
+                if !h.is_finished() {
+                    stuck += 1;
+                    continue;
+                }
+            }
             match h.join() {
                 Ok(o) => outs.push(o),
                 Err(p) => panic_msg = Some(panic_text(&p)),
@@ -344,7 +383,10 @@ impl Sample {
                 prepare: None,
             });
         };
-        Ok(merge(outs, anchor))
+        let mut result = merge(outs, anchor);
+        result.sessions_stuck = stuck;
+        result.overran = expired;
+        Ok(result)
     }
 }
 
@@ -378,6 +420,7 @@ fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
     let mut messages: Vec<(String, String)> = Vec::new();
     let mut end = anchor.instant;
     let mut lost = 0;
+    let mut reconnects = 0;
     let mut session_cpu_ns = Vec::with_capacity(outs.len());
     let mut counters: Vec<(String, i64)> = Vec::new();
     for (session, o) in outs.into_iter().enumerate() {
@@ -407,6 +450,7 @@ fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
         if o.lost {
             lost += 1;
         }
+        reconnects += o.reconnects;
         if let Some(f) = o.finished {
             end = end.max(f);
         }
@@ -433,6 +477,9 @@ fn merge(outs: Vec<ThreadOut>, anchor: Anchor) -> SampleResult {
         error_codes: codes,
         error_messages: messages,
         sessions_lost: lost,
+        sessions_stuck: 0,
+        reconnects,
+        overran: false,
         session_cpu_ns,
         counters,
     }

@@ -3,7 +3,7 @@
 //! records) until the sample's time or count is reached.
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,32 +30,71 @@ impl Drop for FinishGuard<'_> {
     }
 }
 
+/// The first wait before a reconnect, doubled after each failed attempt up to the last.
+const RECONNECT_FIRST_WAIT: Duration = Duration::from_millis(100);
+const RECONNECT_MAX_WAIT: Duration = Duration::from_secs(2);
+
 pub(super) fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
     let _done = FinishGuard(&sh);
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut out = ThreadOut::default();
-        let job = SessionJob {
-            sh: &sh,
-            idx,
-            out: &mut out,
-        };
-        if let Err(e) = backend::with_session_cancellable(&sh.target, &sh.cancel, job) {
-            // A ConnectError gets its context ("cannot connect to ...") from
-            // the Python side; anything else keeps ours.
-            let (kind, message) = if e.status == Status::Connection {
-                (FatalKind::Connect, e.message)
-            } else {
-                (FatalKind::Query, format!("cannot connect: {}", e.message))
+        let mut state: Option<LoopState> = None;
+        // While the server cannot be reached (the plan reconnects): since when, and the
+        // next wait.
+        let mut down_since: Option<Instant> = None;
+        let mut wait = RECONNECT_FIRST_WAIT;
+        loop {
+            let job = SessionJob {
+                sh: &sh,
+                idx,
+                out: &mut out,
+                state: &mut state,
             };
-            sh.fail(Fatal {
-                kind,
-                message,
-                code: e.code,
-                prepare: None,
-            });
+            let failed = match backend::with_session_cancellable(&sh.target, &sh.cancel, job) {
+                Ok(Ended::Lost) => {
+                    // A connection that had worked dropped: a new outage.
+                    down_since = None;
+                    wait = RECONNECT_FIRST_WAIT;
+                    None
+                }
+                Ok(_) => break,
+                Err(e) => Some(e),
+            };
+            let since = *down_since.get_or_insert_with(Instant::now);
+            if reconnect_again(&sh, failed.as_ref(), state.as_ref(), since) {
+                if !pause(wait, &sh) {
+                    break;
+                }
+                wait = (wait * 2).min(RECONNECT_MAX_WAIT);
+                continue;
+            }
+            match failed {
+                // The session ran and could not get its connection back: lost.
+                None => out.lost = true,
+                Some(e) if state.is_some() && e.status == Status::Connection => out.lost = true,
+                Some(e) => {
+                    // A ConnectError gets its context ("cannot connect to ...") from
+                    // the Python side; anything else keeps ours.
+                    let (kind, message) = if e.status == Status::Connection {
+                        (FatalKind::Connect, e.message)
+                    } else {
+                        (FatalKind::Query, format!("cannot connect: {}", e.message))
+                    };
+                    sh.fail(Fatal {
+                        kind,
+                        message,
+                        code: e.code,
+                        prepare: None,
+                    });
+                }
+            }
+            break;
         }
-        // `out.finished` is set by run_loop: it must not include the session
-        // teardown (PostgreSQL Terminate, SQLite close/WAL checkpoint).
+        // `out.finished` is the end of the last transaction: it must not include the
+        // session teardown (PostgreSQL Terminate, SQLite close/WAL checkpoint).
+        if let Some(st) = state {
+            st.finish(&sh.plan, &mut out);
+        }
         out
     }));
     match r {
@@ -72,39 +111,93 @@ pub(super) fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
     }
 }
 
+/// Whether a session whose connection dropped (`failed` None) or could not be made
+/// (`failed`) tries again: the plan reconnects, the failure is the connection's, the
+/// sample still runs and wants it, and the outage that began at `since` is within the
+/// plan's bound.
+fn reconnect_again(
+    sh: &Shared,
+    failed: Option<&DbError>,
+    state: Option<&LoopState>,
+    since: Instant,
+) -> bool {
+    let plan = &sh.plan;
+    if plan.reconnect_ns == 0
+        || failed.is_some_and(|e| e.status != Status::Connection)
+        || sh.stop.load(Relaxed)
+        || sh.expired.load(Relaxed)
+    {
+        return false;
+    }
+    let now = Instant::now();
+    let over = state.is_some_and(|st| {
+        plan.duration_ns > 0 && now >= st.t0.instant + Duration::from_nanos(plan.duration_ns)
+    });
+    !over && now < since + Duration::from_nanos(plan.reconnect_ns)
+}
+
+/// Sleeps `d` in slices so a stop or an expired deadline is noticed; false then.
+fn pause(d: Duration, sh: &Shared) -> bool {
+    sleep_until(Instant::now() + d, sh)
+}
+
 struct SessionJob<'a> {
     pub(super) sh: &'a Shared,
     pub(super) idx: usize,
     out: &'a mut ThreadOut,
+    /// None until the sample's clock starts; then what a reconnect goes on with.
+    state: &'a mut Option<LoopState>,
 }
 
 impl WithSession for SessionJob<'_> {
-    type Output = ();
-    fn run<S: Session>(self, s: &mut S) {
+    type Output = Ended;
+    fn run<S: Session>(self, s: &mut S) -> Ended {
+        let sh = self.sh;
+        if let Some(st) = self.state.as_mut() {
+            // A reconnect: set the session up again and go on where it was, without the
+            // start line (the clock has started).
+            let maps = match setup(s, sh, true) {
+                Ok(maps) => maps,
+                Err(ended) => return ended,
+            };
+            self.out.reconnects += 1;
+            return run_loop(s, sh, self.idx, self.out, st, &maps);
+        }
         let mut arrival = Arrival {
-            gate: &self.sh.gate,
+            gate: &sh.gate,
             arrived: false,
         };
-        if let Some(maps) = setup(s, self.sh) {
-            arrival.arrived = true;
-            if let Some(t0) = self.sh.gate.arrive(self.sh.plan.sessions) {
-                run_loop(s, self.sh, self.idx, self.out, t0, &maps);
-            }
-        }
+        let maps = match setup(s, sh, false) {
+            Ok(maps) => maps,
+            Err(ended) => return ended,
+        };
+        arrival.arrived = true;
+        let Some(t0) = sh.gate.arrive(sh.plan.sessions) else {
+            return Ended::Stopped;
+        };
+        let st = self
+            .state
+            .insert(LoopState::new(&sh.plan, self.idx, t0, self.out));
+        run_loop(s, sh, self.idx, self.out, st, &maps)
     }
 }
 
 /// Per capture: (result column, slot) pairs.
 type CaptureMaps = Vec<Vec<(usize, usize)>>;
 
-/// Session SQL and prepares, before the clock starts; returns where each
-/// capture's columns go. None on failure (already reported).
-fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
+/// Session SQL and prepares, before the clock starts (or after a reconnect); returns where
+/// each capture's columns go. A failure is reported (`Stopped`), except that a reconnected
+/// session whose connection drops again is `Lost`.
+fn setup<S: Session>(s: &mut S, sh: &Shared, reconnecting: bool) -> Result<CaptureMaps, Ended> {
     let plan = &sh.plan;
     s.set_protocol(plan.protocol);
     s.set_fetch_size(plan.fetch_size);
+    let lost = |e: &DbError| reconnecting && e.status == Status::Connection;
     for sql in &plan.session_sql {
         if let Err(e) = s.batch_execute(sql) {
+            if lost(&e) {
+                return Err(Ended::Lost);
+            }
             let kind = if e.status == Status::Connection {
                 FatalKind::Connect
             } else {
@@ -116,13 +209,13 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
                 code: e.code,
                 prepare: None,
             });
-            return None;
+            return Err(Ended::Stopped);
         }
     }
     let mut columns = Vec::with_capacity(plan.sqls.len());
     for q in &plan.sqls {
         if sh.stop.load(Relaxed) {
-            return None;
+            return Err(Ended::Stopped);
         }
         let prepared = if q.compound {
             s.prepare_compound(&q.parts).map(|()| Vec::new())
@@ -134,6 +227,9 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
             continue;
         }
         if let Err(e) = prepared {
+            if lost(&e) {
+                return Err(Ended::Lost);
+            }
             let (t, k) = q.origin;
             let kind = if e.status == Status::Connection {
                 FatalKind::Connect
@@ -155,7 +251,7 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
                     reason: e.message,
                 }),
             });
-            return None;
+            return Err(Ended::Stopped);
         }
     }
     let maps = capture_maps(plan, &columns);
@@ -166,9 +262,12 @@ fn setup<S: Session>(s: &mut S, sh: &Shared) -> Option<CaptureMaps> {
             code: None,
             prepare: None,
         });
-        return None;
+        return Err(Ended::Stopped);
     }
-    (!sh.stop.load(Relaxed)).then_some(maps)
+    if sh.stop.load(Relaxed) {
+        return Err(Ended::Stopped);
+    }
+    Ok(maps)
 }
 
 /// Each capture's columns whose prefixed names are variables of the plan;
@@ -235,11 +334,11 @@ fn uncaptured(plan: &Plan, maps: &CaptureMaps, columns: &[Vec<String>]) -> Optio
     ))
 }
 
-/// Sleeps until `t`, in slices so a stop request is noticed; false if stopped.
-fn sleep_until(t: Instant, stop: &AtomicBool) -> bool {
+/// Sleeps until `t`, in slices so a stop or an expired deadline is noticed; false then.
+fn sleep_until(t: Instant, sh: &Shared) -> bool {
     const SLICE: Duration = Duration::from_millis(50);
     loop {
-        if stop.load(Relaxed) {
+        if sh.stop.load(Relaxed) || sh.expired.load(Relaxed) {
             return false;
         }
         let now = Instant::now();
@@ -266,7 +365,7 @@ fn run_script<S: Session>(
     slots: &mut [Value],
     params: &mut Vec<Value>,
     rng: &mut Prng,
-    stop: &AtomicBool,
+    sh: &Shared,
 ) -> Result<(), DbError> {
     let mut pc = 0;
     while let Some(cmd) = txn.commands.get(pc) {
@@ -280,7 +379,7 @@ fn run_script<S: Session>(
                     Value::Float(f) => (f.max(0.0) * *unit_ns as f64) as u64,
                     _ => return Err(script_err(ScriptError("\\sleep needs a number"))),
                 };
-                if !sleep_until(Instant::now() + Duration::from_nanos(ns), stop) {
+                if !sleep_until(Instant::now() + Duration::from_nanos(ns), sh) {
                     return Err(DbError::new(Status::Script, None, "interrupted"));
                 }
             }
@@ -347,81 +446,176 @@ fn run_script<S: Session>(
     Ok(())
 }
 
-fn run_loop<S: Session>(
+/// How a session's transaction loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ended {
+    /// The sample's time or count was reached, or it expired: the session is done.
+    Done,
+    /// The sample is being discarded (stop, abort): what was recorded does not matter.
+    Stopped,
+    /// The connection dropped and the plan reconnects: connect again and go on.
+    Lost,
+}
+
+/// What a session's transaction loop carries from one connection to the next, so that a
+/// session that reconnects goes on where it was: its variables, random streams, schedule.
+pub(super) struct LoopState {
+    t0: Anchor,
+    slots: Vec<Value>,
+    saved_slots: Vec<Value>,
+    params: Vec<Value>,
+    rng_choose: Prng,
+    rng_func: Prng,
+    rng_throttle: Prng,
+    rng_record: Prng,
+    next_intended: Instant,
+    /// End of this session's last transaction: the sample's end is the latest of these, not
+    /// when the threads got round to exiting.
+    last_end: Option<Instant>,
+    /// CPU time and client counters of the connections before the current one.
+    cpu_ns: u64,
+    counters: Vec<(&'static str, i64)>,
+}
+
+impl LoopState {
+    /// The session's state when the sample's clock starts; reserves its rows.
+    pub(super) fn new(plan: &Plan, idx: usize, t0: Anchor, out: &mut ThreadOut) -> LoopState {
+        let mut slots = plan.slots.clone();
+        if let Some(c) = plan.client_id_slot {
+            slots[c] = Value::Int(idx as i64);
+        }
+        if let Some(d) = plan.default_seed_slot {
+            // One value for every session of the sample, as pgbench has one per run.
+            slots[d] = Value::Int(Prng::new(plan.seed, u64::MAX, STREAM_FUNC).next_u64() as i64);
+        }
+        let max_params = plan.sqls.iter().map(|q| q.n_params).max().unwrap_or(0);
+        out.summary = SessionSummary::new(plan.transactions.len());
+        // Reserve for the expected share before the clock matters.
+        let mean_gap_ns = (plan.rate > 0.0).then(|| plan.sessions as f64 / plan.rate * 1e9);
+        let expect = if plan.max_transactions > 0 {
+            plan.max_transactions as usize / plan.sessions + 1
+        } else if let Some(gap) = mean_gap_ns {
+            (plan.duration_ns as f64 / gap * 1.1) as usize + 16
+        } else {
+            CHUNK
+        };
+        let mut expect = (expect as f64 * plan.record.clamp(0.0, 1.0)).ceil() as usize;
+        let cap = row_cap(plan);
+        if cap > 0 {
+            expect = expect.min(cap);
+        }
+        out.chunks.push(Vec::with_capacity(expect.clamp(16, CHUNK)));
+        LoopState {
+            t0,
+            saved_slots: slots.clone(),
+            slots,
+            params: Vec::with_capacity(max_params),
+            rng_choose: Prng::new(plan.seed, idx as u64, STREAM_CHOOSE),
+            rng_func: Prng::new(plan.seed, idx as u64, STREAM_FUNC),
+            rng_throttle: Prng::new(plan.seed, idx as u64, STREAM_THROTTLE),
+            // Which rows are kept: a Bernoulli draw per transaction (pgbench's
+            // --sampling-rate), on a stream of its own so the workload's random choices are
+            // the same whatever the rate.
+            rng_record: Prng::new(plan.seed, idx as u64, STREAM_RECORD),
+            next_intended: t0.instant,
+            last_end: None,
+            cpu_ns: 0,
+            counters: Vec::new(),
+        }
+    }
+
+    /// A connection ends: keep its CPU time and counters.
+    fn leave<S: Session>(&mut self, s: &S, cpu0: u64) {
+        self.cpu_ns += thread_cpu_ns().saturating_sub(cpu0);
+        for (name, v) in s.counters() {
+            match self.counters.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, total)) => *total += v,
+                None => self.counters.push((name, v)),
+            }
+        }
+    }
+
+    /// The session is done: its rows in start order, its end, CPU time and counters.
+    pub(super) fn finish(self, plan: &Plan, out: &mut ThreadOut) {
+        out.restore_order(row_cap(plan));
+        out.finished = self.last_end;
+        out.cpu_ns = self.cpu_ns;
+        out.counters = self.counters;
+    }
+}
+
+/// The most rows each session keeps (0: no limit).
+fn row_cap(plan: &Plan) -> usize {
+    if plan.max_rows > 0 {
+        plan.max_rows.div_ceil(plan.sessions as u64) as usize
+    } else {
+        0
+    }
+}
+
+pub(super) fn run_loop<S: Session>(
     s: &mut S,
     sh: &Shared,
     idx: usize,
     out: &mut ThreadOut,
-    t0: Anchor,
+    st: &mut LoopState,
     maps: &CaptureMaps,
-) {
+) -> Ended {
+    s.reset_counters();
+    let cpu0 = thread_cpu_ns();
+    let ended = transactions(s, sh, idx, out, st, maps);
+    st.leave(s, cpu0);
+    ended
+}
+
+fn transactions<S: Session>(
+    s: &mut S,
+    sh: &Shared,
+    idx: usize,
+    out: &mut ThreadOut,
+    st: &mut LoopState,
+    maps: &CaptureMaps,
+) -> Ended {
     let plan = &sh.plan;
     let stats = &sh.stats[idx];
-    let mut slots = plan.slots.clone();
-    if let Some(c) = plan.client_id_slot {
-        slots[c] = Value::Int(idx as i64);
-    }
-    if let Some(d) = plan.default_seed_slot {
-        // One value for every session of the sample, as pgbench has one per run.
-        slots[d] = Value::Int(Prng::new(plan.seed, u64::MAX, STREAM_FUNC).next_u64() as i64);
-    }
+    let t0 = st.t0;
     // A retry replays the transaction from the state it started in: the
     // random stream and the variables (`\set x :x + 1` must not advance twice).
     // Preallocated once; each transaction only copies into it.
     let retrying = plan.max_tries > 1;
-    let mut saved_slots = slots.clone();
-    let max_params = plan.sqls.iter().map(|q| q.n_params).max().unwrap_or(0);
-    let mut params: Vec<Value> = Vec::with_capacity(max_params);
-    let mut rng_choose = Prng::new(plan.seed, idx as u64, STREAM_CHOOSE);
-    let mut rng_func = Prng::new(plan.seed, idx as u64, STREAM_FUNC);
-    let mut rng_throttle = Prng::new(plan.seed, idx as u64, STREAM_THROTTLE);
-    // Which rows are kept: a Bernoulli draw per transaction (pgbench's --sampling-rate), on a
-    // stream of its own so the workload's random choices are the same whatever the rate.
-    let mut rng_record = Prng::new(plan.seed, idx as u64, STREAM_RECORD);
+    let LoopState {
+        slots,
+        saved_slots,
+        params,
+        rng_choose,
+        rng_func,
+        rng_throttle,
+        rng_record,
+        next_intended,
+        last_end,
+        ..
+    } = st;
     let record = plan.record;
-    let cap = if plan.max_rows > 0 {
-        plan.max_rows.div_ceil(plan.sessions as u64) as usize
-    } else {
-        0
-    };
+    let cap = row_cap(plan);
     let warmup_end_ns = t0
         .wall_ns
         .saturating_add(plan.warmup_ns.min(i64::MAX as u64) as i64);
-    out.summary = SessionSummary::new(plan.transactions.len());
-
     let total_weight: u64 = plan.transactions.iter().map(|t| t.weight).sum();
     let deadline =
         (plan.duration_ns > 0).then(|| t0.instant + Duration::from_nanos(plan.duration_ns));
     // Open loop: each session gets an equal share of the target rate.
     let mean_gap_ns = (plan.rate > 0.0).then(|| plan.sessions as f64 / plan.rate * 1e9);
-    let mut next_intended = t0.instant;
-    // End of this session's last transaction: the sample's end is the latest
-    // of these, not when the threads got round to exiting.
-    let mut last_end: Option<Instant> = None;
-
-    // Reserve for the expected share before the clock matters.
-    let expect = if plan.max_transactions > 0 {
-        plan.max_transactions as usize / plan.sessions + 1
-    } else if let Some(gap) = mean_gap_ns {
-        (plan.duration_ns as f64 / gap * 1.1) as usize + 16
-    } else {
-        CHUNK
-    };
-    let mut expect = (expect as f64 * record.clamp(0.0, 1.0)).ceil() as usize;
-    if cap > 0 {
-        expect = expect.min(cap);
-    }
-    out.chunks.push(Vec::with_capacity(expect.clamp(16, CHUNK)));
-    s.reset_counters();
-    let cpu0 = thread_cpu_ns();
 
     loop {
         if sh.stop.load(Relaxed) {
-            return;
+            return Ended::Stopped;
+        }
+        if sh.expired.load(Relaxed) {
+            break;
         }
         let intended = mean_gap_ns.map(|gap| {
-            next_intended += Duration::from_nanos(rng_throttle.exponential(gap) as u64);
-            next_intended
+            *next_intended += Duration::from_nanos(rng_throttle.exponential(gap) as u64);
+            *next_intended
         });
         if let Some(d) = deadline {
             if Instant::now() >= d || intended.is_some_and(|i| i >= d) {
@@ -433,8 +627,11 @@ fn run_loop<S: Session>(
         }
         if let Some(i) = intended {
             // Early: wait. Late: start now; latency still counts from `i`.
-            if !sleep_until(i, &sh.stop) {
-                return;
+            if !sleep_until(i, sh) {
+                if sh.stop.load(Relaxed) {
+                    return Ended::Stopped;
+                }
+                break;
             }
         }
 
@@ -458,7 +655,7 @@ fn run_loop<S: Session>(
         // pgbench replays the same random values when it retries.
         let saved_rng = rng_func.clone();
         if retrying {
-            saved_slots.copy_from_slice(&slots);
+            saved_slots.copy_from_slice(slots);
         }
         let mut retries: u32 = 0;
         if let Some(r) = txn.result_slot {
@@ -471,10 +668,10 @@ fn run_loop<S: Session>(
                 &plan.captures,
                 &plan.copies,
                 maps,
-                &mut slots,
-                &mut params,
-                &mut rng_func,
-                &sh.stop,
+                slots,
+                params,
+                rng_func,
+                sh,
             );
             match r {
                 Ok(()) => break (Ok(()), Instant::now()),
@@ -483,7 +680,7 @@ fn run_loop<S: Session>(
                     // clean-up ROLLBACK below is not part of it.
                     let failed_at = Instant::now();
                     if sh.stop.load(Relaxed) {
-                        return; // sample is being discarded
+                        return Ended::Stopped; // sample is being discarded
                     }
                     if e.status == Status::Connection {
                         break (Err(e), failed_at);
@@ -497,18 +694,22 @@ fn run_loop<S: Session>(
                     let time_left = deadline.is_none_or(|d| Instant::now() < d);
                     if e.status.retryable() && retries + 1 < plan.max_tries && time_left {
                         retries += 1;
-                        rng_func = saved_rng.clone();
-                        slots.copy_from_slice(&saved_slots);
+                        *rng_func = saved_rng.clone();
+                        slots.copy_from_slice(saved_slots);
                         continue;
                     }
                     break (Err(e), failed_at);
                 }
             }
         };
-        last_end = Some(end);
+        *last_end = Some(end);
 
+        // Past the deadline and grace the sample cancelled what was still running: the
+        // error is the cancel's, whatever the driver calls it.
+        let expired = sh.expired.load(Relaxed);
         let (status, code) = match &result {
             Ok(()) => (Status::Ok, -1),
+            Err(e) if expired => (Status::Timeout, out.code_of(e)),
             Err(e) => (e.status, out.code_of(e)),
         };
         let rec = Rec {
@@ -541,13 +742,16 @@ fn run_loop<S: Session>(
         }
         let keep = record >= 1.0 || (record > 0.0 && rng_record.double() < record);
         if keep {
-            out.keep(rec, cap, &mut rng_record);
+            out.keep(rec, cap, rng_record);
         }
         stats.record(
             status == Status::Ok,
             end.saturating_duration_since(intended).as_nanos() as u64,
         );
 
+        if expired {
+            break;
+        }
         if let Err(e) = result {
             if plan.abort_on_error {
                 let kind = if e.status == Status::Connection {
@@ -561,16 +765,16 @@ fn run_loop<S: Session>(
                     code: e.code,
                     prepare: None,
                 });
-                return;
+                return Ended::Stopped;
             }
             if e.status == Status::Connection {
+                if plan.reconnect_ns > 0 {
+                    return Ended::Lost;
+                }
                 out.lost = true;
                 break;
             }
         }
     }
-    out.restore_order(cap);
-    out.finished = last_end;
-    out.cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
-    out.counters = s.counters();
+    Ended::Done
 }

@@ -73,6 +73,7 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
         warmup_ns: 0,
         record: 1.0,
         max_rows: 0,
+        reconnect_ns: 0,
     }
 }
 

@@ -55,6 +55,14 @@ class SampleRequest:
     #: not empty: the sessions are not the run's measured ones, and on PostgreSQL name
     #: themselves ``<application_name>-<role>`` so the statistics do not count them
     role: str = ""
+    #: the sample's deadline from its start (0: none). Past ``deadline_ns + grace_ns / 2``
+    #: the statements still running are cancelled and recorded as ``timeout``; at
+    #: ``deadline_ns + grace_ns`` sessions that have not returned are given up on
+    deadline_ns: int = 0
+    grace_ns: int = 0
+    #: a session whose connection drops connects again for up to this long per outage and
+    #: goes on (0: it is lost for the rest of the sample)
+    reconnect_ns: int = 0
 
     def __post_init__(self) -> None:
         if self.duration_ns <= 0 and self.max_transactions <= 0:
@@ -67,6 +75,8 @@ class SampleRequest:
             raise ValueError(f"record must be a fraction from 0 to 1, got {self.record}")
         if self.max_rows < 0:
             raise ValueError(f"max_rows must be >= 0, got {self.max_rows}")
+        if self.deadline_ns < 0 or self.grace_ns < 0:
+            raise ValueError("deadline_ns and grace_ns must be >= 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +90,12 @@ class SampleResult:
     error_codes: tuple[str, ...] = ()
     error_messages: Mapping[str, str] = field(default_factory=dict)
     sessions_lost: int = 0
+    #: sessions given up on at the deadline + grace (their transactions are not in the result)
+    sessions_stuck: int = 0
+    #: times sessions got their dropped connection back (``reconnect_ns``)
+    reconnects: int = 0
+    #: the sample ran past its deadline + grace / 2, and what was still running was cancelled
+    overran: bool = False
     #: per session: CPU time of its thread while it ran transactions (empty: not measured)
     session_cpu_ns: tuple[int, ...] = ()
     #: the client's counters of the database's work, summed over sessions: PostgreSQL
@@ -116,8 +132,11 @@ class Engine(Protocol):
         one that failed."""
         ...
 
-    def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
-        """Run one statement and return its rows as text."""
+    def query(
+        self, target: Target, sql: str, *, timeout_s: float | None = None
+    ) -> list[tuple[str | None, ...]]:
+        """Run one statement and return its rows as text. With ``timeout_s``, a statement
+        without an answer by then is cancelled and QueryError (code ``timeout``) raised."""
         ...
 
     def run_sample(

@@ -18,6 +18,7 @@ its errors are serialization failures, deadlocks or lock timeouts.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -322,11 +323,15 @@ class DbapiEngine:
         finally:
             session.close()
 
-    def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
+    def query(
+        self, target: Target, sql: str, *, timeout_s: float | None = None
+    ) -> list[tuple[str | None, ...]]:
         session = self._session(target)
         try:
             with _translated(target):
-                return [tuple(row) for row in session.query_text(sql)]
+                if timeout_s is None:
+                    return [tuple(row) for row in session.query_text(sql)]
+                return [tuple(row) for row in _within(session, sql, timeout_s)]
         finally:
             session.close()
 
@@ -384,3 +389,32 @@ class DbapiEngine:
 
         connector = Connector(driver_of(target))
         return run_native_sample(target, request, progress, connector=connector)
+
+
+def _within(session: DbapiSession, sql: str, timeout_s: float) -> list[list[str | None]]:
+    """``session.query_text(sql)`` on a thread of its own; past ``timeout_s`` the driver's
+    cancel is asked for and QueryError (code ``timeout``) raised (a driver without a cancel
+    leaves its thread to end on its own)."""
+    import threading
+
+    done: list[list[list[str | None]]] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            done.append(session.query_text(sql))
+        except BaseException as exc:  # handed to the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=work, name="wannabet-query", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        with contextlib.suppress(Exception):
+            session.cancel()
+        raise QueryError(
+            f"no answer within {timeout_s:g} s; the statement was cancelled", code="timeout"
+        )
+    if failed:
+        raise failed[0]
+    return done[0]

@@ -51,7 +51,9 @@ class FakeEngine:
         for sql in statements:
             self.execute(target, sql)
 
-    def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
+    def query(
+        self, target: Target, sql: str, *, timeout_s: float | None = None
+    ) -> list[tuple[str | None, ...]]:
         if self.unreachable:
             raise ConnectError(f"cannot connect to {target.display}: connection refused")
         return [("fake 1.0",)]

@@ -85,6 +85,9 @@ class _NativeRequest:
     warmup_ns: int
     record: float
     max_rows: int
+    deadline_ns: int
+    grace_ns: int
+    reconnect_ns: int
     #: not None: a DB-API driver's connector (:mod:`wannabet.engine.dbapi`) makes the sessions
     connector: object | None = None
 
@@ -116,6 +119,9 @@ class _NativeRequest:
             warmup_ns=request.warmup_ns,
             record=request.record,
             max_rows=request.max_rows,
+            deadline_ns=request.deadline_ns,
+            grace_ns=request.grace_ns,
+            reconnect_ns=request.reconnect_ns,
         )
 
 
@@ -193,11 +199,13 @@ class NativeEngine:
         with translated(target):
             _engine.execute_many(target.url, statements)
 
-    def query(self, target: Target, sql: str) -> list[tuple[str | None, ...]]:
+    def query(
+        self, target: Target, sql: str, *, timeout_s: float | None = None
+    ) -> list[tuple[str | None, ...]]:
         if target.backend.driver is not None:
-            return self._dbapi.query(target, sql)
+            return self._dbapi.query(target, sql, timeout_s=timeout_s)
         with translated(target):
-            return [tuple(row) for row in _engine.query(target.url, sql)]
+            return [tuple(row) for row in _engine.query(target.url, sql, timeout_s)]
 
     def dry_run(
         self, target: Target, setup: list[str], conditions: list[DryCondition]
@@ -251,6 +259,9 @@ def run_native_sample(
         error_codes=tuple(raw["error_codes"]),
         error_messages={k: redact(v, target.password) for k, v in raw["error_messages"].items()},
         sessions_lost=raw["sessions_lost"],
+        sessions_stuck=raw["sessions_stuck"],
+        reconnects=raw["reconnects"],
+        overran=raw["overran"],
         session_cpu_ns=tuple(raw["session_cpu_ns"]),
         counters=dict(raw["counters"]),
     )

@@ -19,8 +19,16 @@ from wannabet.documents import (
     PairDocument,
     SequentialDocument,
 )
-from wannabet.render.format import clean_strings, fixed, fmt_num, interval, p_value, pct
-from wannabet.render.markdown import open_loop_warnings
+from wannabet.render.format import (
+    clean_strings,
+    fixed,
+    fmt_num,
+    interval,
+    one_line,
+    p_value,
+    pct,
+)
+from wannabet.render.markdown import degraded_warnings, open_loop_warnings
 
 _VERDICT_STYLE = {
     "faster": "bold green",
@@ -150,7 +158,10 @@ def compare_table(doc: ComparisonDocument) -> Group:
         f"  [yellow]![/yellow] {escape(d['message'])} → {escape(d['advice'])}"
         for d in (bayes["diagnostics"] if bayes else [])
     ]
-    warnings += [f"  [yellow]![/yellow] {escape(w)}" for w in open_loop_warnings(doc)]
+    warnings += [
+        f"  [yellow]![/yellow] {escape(one_line(w))}"
+        for w in open_loop_warnings(doc) + degraded_warnings(doc.get("degraded", []))
+    ]
     if warnings:
         parts.append(Text.from_markup("[bold]Diagnostics[/bold]\n" + "\n".join(warnings)))
     return Group(*parts)

@@ -8,7 +8,7 @@ rows, whichever command printed them.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from wannabet.documents import ComparisonDocument, PairDocument
@@ -320,6 +320,24 @@ def open_loop_warnings(doc: ComparisonDocument) -> list[str]:
     return out
 
 
+def degraded_warnings(degraded: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One sentence on the degraded samples of a document (``compare``) or a run (``summary``):
+    how many, which and why, and whether the figures include them."""
+    if not degraded:
+        return []
+    included = bool(degraded[0].get("included"))
+    listed = "; ".join(
+        f"sample {d['sample']} of {d['condition']}: {d['reason'] or 'no reason recorded'}"
+        for d in degraded[:3]
+    )
+    more = f"; and {len(degraded) - 3} more" if len(degraded) > 3 else ""
+    n = len(degraded)
+    what = f"{n} degraded sample{'s' if n != 1 else ''}"
+    if included:
+        return [f"{what} included, as --include-degraded asked ({listed}{more})"]
+    return [f"{what} left out ({listed}{more}); --include-degraded takes them in"]
+
+
 def comparison_markdown(doc: ComparisonDocument) -> str:
     """Heading, per-condition table, verdict table and, when made, the Bayesian table:
     ``compare --format markdown``."""
@@ -338,6 +356,6 @@ def comparison_markdown(doc: ComparisonDocument) -> str:
         parts += ["", types.rstrip("\n")]
     for e in doc.get("excluded", []):
         parts += ["", f"Left out: {strip_control(e['condition'])} ({strip_control(e['reason'])})."]
-    for warning in open_loop_warnings(doc):
+    for warning in open_loop_warnings(doc) + degraded_warnings(doc.get("degraded", [])):
         parts += ["", f"Warning: {one_line(warning)}."]
     return "\n".join(parts) + "\n"

@@ -76,15 +76,21 @@ class ProgressDisplay:
             self.progress.stop()
 
     def run_started(
-        self, run_id: int, conditions: Sequence[Condition], plan: Sequence[ScheduledSample]
+        self,
+        run_id: int,
+        conditions: Sequence[Condition],
+        plan: Sequence[ScheduledSample],
+        done: frozenset[int] = frozenset(),
     ) -> None:
-        total = len(plan) * (self.sample_seconds or 1.0)
-        self._total, self._started = len(plan), time.monotonic()
+        left = len(plan) - len(done)
+        total = left * (self.sample_seconds or 1.0)
+        self._total, self._started = left, time.monotonic()
         self._labels = {i: c.label for i, c in enumerate(conditions)}
+        # A resumed run counts each condition's samples on from those it has.
+        self.done_per_condition.update(s.condition_index for s in plan if s.position in done)
         if not self.live:
-            self.console.print(
-                f"run {run_id}: {len(plan)} samples", highlight=False, soft_wrap=True
-            )
+            what = f"{left} samples" + (f" left of {len(plan)} (resumed)" if done else "")
+            self.console.print(f"run {run_id}: {what}", highlight=False, soft_wrap=True)
             return
         self.task = self.progress.add_task(f"run {run_id}", total=total, tps="–", p99="–")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -54,6 +54,7 @@ def summary_dict(
     types: Sequence[TypeSummary] = (),
     relations: Sequence[RelationActivity] = (),
     open_loop: Sequence[OpenLoop] = (),
+    degraded: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     by_label = {u.condition: u for u in units}
     conditions = []
@@ -76,6 +77,8 @@ def summary_dict(
         out["relations"] = [_finite(r.to_dict()) for r in relations]
     if open_loop:
         out["open_loop"] = [_finite(o.to_dict()) for o in open_loop]
+    if degraded:
+        out["degraded"] = [dict(d) for d in degraded]
     return out
 
 
@@ -86,8 +89,9 @@ def summary_json(
     types: Sequence[TypeSummary] = (),
     relations: Sequence[RelationActivity] = (),
     open_loop: Sequence[OpenLoop] = (),
+    degraded: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    doc = summary_dict(run, rows, units, types, relations, open_loop)
+    doc = summary_dict(run, rows, units, types, relations, open_loop, degraded)
     return json.dumps(doc, indent=2, allow_nan=False)
 
 

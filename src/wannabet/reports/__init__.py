@@ -37,10 +37,12 @@ from wannabet.store import ConditionSummary, RunInfo, Store
 from wannabet.verdicts import (
     ComparisonOptions,
     Metric,
+    add_degraded,
     add_open_loop,
     add_sequences,
     analyze,
     comparison_documents,
+    degraded_documents,
     document,
     flatten_environment,
     resolve_metric,
@@ -159,6 +161,7 @@ def gather_report(
         doc = document(comparison, runs)
         add_sequences(store, runs, doc)
         add_open_loop(store, runs, doc)
+        add_degraded(store, runs, doc)
         if doc["excluded"] and not doc["comparisons"]:
             left = ", ".join(f"{e['condition']} ({e['reason']})" for e in doc["excluded"])
             problem = f"nothing left to compare once {left} is left out"
@@ -295,6 +298,8 @@ class RunSummary:
     relations: list[RelationActivity] = field(default_factory=list)
     #: per open-loop condition: the rate asked for and reached, and the schedule lag
     open_loop: list[OpenLoop] = field(default_factory=list)
+    #: the run's degraded samples, left out of the figures unless the store includes them
+    degraded: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run_summary(
@@ -330,4 +335,5 @@ def run_summary(
         doc,
         relations_for_run(store, info.run_id),
         open_loop(store, info),
+        degraded_documents(store, [info]),
     )

@@ -18,7 +18,7 @@ import duckdb
 import numpy as np
 
 from wannabet.analysis import histogram
-from wannabet.store.schema import LATENCY_MS, latency_ms
+from wannabet.store.schema import INCLUDE_DEGRADED, LATENCY_MS, latency_ms
 
 # -- per-sample and per-transaction columns (datasets, sufficient statistics) ----------------------
 
@@ -57,6 +57,12 @@ class SufficientStats:
     l2: np.ndarray
 
 
+#: the samples an analysis uses, as a condition on ``samples s``: a ``degraded`` one only when
+#: the store was opened to include them (:class:`~wannabet.store.Store` sets the variable on
+#: every connection it opens). The one place that decides which samples count.
+ANALYSED = f"(s.status <> 'degraded' OR getvariable('{INCLUDE_DEGRADED}'))"
+
+
 def _warmup_filter(include_warmup: bool, table: str = "") -> str:
     return "" if include_warmup else f"AND NOT {table + '.' if table else ''}warmup"
 
@@ -64,8 +70,8 @@ def _warmup_filter(include_warmup: bool, table: str = "") -> str:
 def sample_tps(con: duckdb.DuckDBPyConnection, run_id: int) -> SampleTps:
     """The TPS of every sample of ``run_id`` that has one (stalled samples' 0 included)."""
     rows = con.execute(
-        "SELECT condition_id, position, tps FROM samples"
-        " WHERE run_id = ? AND tps IS NOT NULL ORDER BY condition_id, position",
+        "SELECT condition_id, position, tps FROM samples s"
+        f" WHERE run_id = ? AND tps IS NOT NULL AND {ANALYSED} ORDER BY condition_id, position",
         [run_id],
     ).fetchnumpy()
     return SampleTps(
@@ -117,7 +123,7 @@ def sample_windows(con: duckdb.DuckDBPyConnection, run_id: int) -> SampleWindows
     stored as rows, by ``sample_id``."""
     rows = con.execute(
         "SELECT sample_id, t0_ns, measure_start_ns, end_ns, coalesce(recorded, 1.0) AS recorded"
-        " FROM samples WHERE run_id = ? ORDER BY sample_id",
+        f" FROM samples s WHERE run_id = ? AND {ANALYSED} ORDER BY sample_id",
         [run_id],
     ).fetchnumpy()
     return SampleWindows(
@@ -134,7 +140,7 @@ def first_stalled_sample(con: duckdb.DuckDBPyConnection, run_id: int) -> tuple[s
     row = con.execute(
         "SELECT c.label, s.position FROM samples s JOIN conditions c"
         " ON c.run_id = s.run_id AND c.condition_id = s.condition_id"
-        " WHERE s.run_id = ? AND s.tps IS NOT NULL AND s.tps <= 0"
+        f" WHERE s.run_id = ? AND s.tps IS NOT NULL AND s.tps <= 0 AND {ANALYSED}"
         " ORDER BY s.condition_id, s.position LIMIT 1",
         [run_id],
     ).fetchone()
@@ -145,8 +151,8 @@ def tps_sufficient_stats(con: duckdb.DuckDBPyConnection, run_id: int) -> Suffici
     """Each sample's TPS as one observation (``n = 1``), for the Bayesian throughput models."""
     rows = con.execute(
         "SELECT condition_id, 1 AS n, tps AS s1, tps * tps AS s2, ln(tps) AS l1,"
-        " ln(tps) * ln(tps) AS l2 FROM samples"
-        " WHERE run_id = ? AND tps IS NOT NULL"
+        " ln(tps) * ln(tps) AS l2 FROM samples s"
+        f" WHERE run_id = ? AND tps IS NOT NULL AND {ANALYSED}"
         " ORDER BY condition_id, position",
         [run_id],
     ).fetchnumpy()
@@ -316,7 +322,7 @@ def sample_moments(
                    AS sumlog2_ms,
                min(m.min_ns) AS min_ns, max(m.max_ns) AS max_ns
         FROM sample_moments m JOIN samples s USING (run_id, sample_id)
-        WHERE m.run_id = ? {_summary_filter(txn_type, include_warmup, "m")}
+        WHERE m.run_id = ? AND {ANALYSED} {_summary_filter(txn_type, include_warmup, "m")}
         GROUP BY s.sample_id, s.condition_id, s.position, s.block
         ORDER BY s.sample_id
         """,
@@ -360,8 +366,8 @@ def sample_results(
         f"""
         SELECT r.sample_id, sum(r.count)::BIGINT AS count, fsum(r.sum) AS sum,
                fsum(r.sumsq) AS sumsq
-        FROM sample_results r
-        WHERE r.run_id = ? {_summary_filter(txn_type, include_warmup, "r")}
+        FROM sample_results r JOIN samples s USING (run_id, sample_id)
+        WHERE r.run_id = ? AND {ANALYSED} {_summary_filter(txn_type, include_warmup, "r")}
         GROUP BY r.sample_id
         ORDER BY r.sample_id
         """,
@@ -386,8 +392,8 @@ def sample_bins(
     rows = con.execute(
         f"""
         SELECT b.sample_id, b.lo_ns, b.hi_ns, sum(b.count)::BIGINT AS count
-        FROM sample_bins b
-        WHERE b.run_id = ? {_summary_filter(txn_type, include_warmup, "b")}
+        FROM sample_bins b JOIN samples s USING (run_id, sample_id)
+        WHERE b.run_id = ? AND {ANALYSED} {_summary_filter(txn_type, include_warmup, "b")}
         GROUP BY b.sample_id, b.lo_ns, b.hi_ns
         ORDER BY b.sample_id, b.lo_ns
         """,
@@ -437,7 +443,7 @@ def condition_bins(
         f"""
         SELECT s.condition_id, b.lo_ns, b.hi_ns, sum(b.count)::BIGINT AS count
         FROM sample_bins b JOIN samples s USING (run_id, sample_id)
-        WHERE b.run_id = ? {_summary_filter(txn_type, include_warmup, "b")}
+        WHERE b.run_id = ? AND {ANALYSED} {_summary_filter(txn_type, include_warmup, "b")}
         GROUP BY s.condition_id, b.lo_ns, b.hi_ns
         ORDER BY s.condition_id, b.lo_ns
         """,
@@ -459,7 +465,7 @@ def status_counts(
         f"""
         SELECT s.condition_id, st.txn_type, st.status, sum(st.count)::BIGINT AS count
         FROM sample_statuses st JOIN samples s USING (run_id, sample_id)
-        WHERE st.run_id = ? {_summary_filter(None, include_warmup, "st")}
+        WHERE st.run_id = ? AND {ANALYSED} {_summary_filter(None, include_warmup, "st")}
         GROUP BY s.condition_id, st.txn_type, st.status
         ORDER BY s.condition_id, st.txn_type, st.status
         """,
@@ -492,11 +498,11 @@ def pilot_samples(con: duckdb.DuckDBPyConnection, run_id: int) -> list[tuple[Any
     """Per sample in run order: ``(sample_id, condition label, block, duration_s, warmup_s,
     t0_ns, end_ns, committed, position)``."""
     return con.execute(
-        """
+        f"""
         SELECT s.sample_id, c.label, s.block, s.duration_s, s.warmup_s, s.t0_ns, s.end_ns,
                s.committed, s.position
         FROM samples s JOIN conditions c USING (run_id, condition_id)
-        WHERE s.run_id = ? ORDER BY s.position
+        WHERE s.run_id = ? AND {ANALYSED} ORDER BY s.position
         """,
         [run_id],
     ).fetchall()
@@ -522,7 +528,7 @@ def half_statistics(
                count(*) AS n, avg({_T_MS}) AS mean_ms,
                quantile_cont({_T_MS}, 0.99) AS p99_ms
         FROM transactions t JOIN samples s USING (run_id, sample_id)
-        WHERE t.run_id = ? AND {where}
+        WHERE t.run_id = ? AND {where} AND {ANALYSED}
         GROUP BY ALL
         """,
         [run_id, *params],
@@ -539,8 +545,9 @@ def whole_statistics(
         f"""
         SELECT t.sample_id, count(*) AS n, avg({_T_MS}) AS mean_ms,
                var_samp({_T_MS}) AS var_ms, quantile_cont({_T_MS}, 0.99) AS p99_ms
-        FROM transactions t WHERE t.run_id = ? AND {where}
-        GROUP BY ALL
+        FROM transactions t JOIN samples s USING (run_id, sample_id)
+        WHERE t.run_id = ? AND {where} AND {ANALYSED}
+        GROUP BY t.sample_id
         """,
         [run_id, *params],
     ).fetchall()
@@ -551,17 +558,17 @@ def schedule_lag(con: duckdb.DuckDBPyConnection, run_id: int) -> list[tuple[Any,
     p99 lag ms)``: transactions of any status after the warm-up per measured second, and how
     late the stored ones started against their schedule (``start_ns - intended_start_ns``)."""
     return con.execute(
-        """
+        f"""
         WITH lag AS (
             SELECT s.condition_id, count(*) AS n,
                    avg((t.start_ns - t.intended_start_ns) / 1e6) AS mean_ms,
                    quantile_cont((t.start_ns - t.intended_start_ns) / 1e6, 0.99) AS p99_ms
             FROM transactions t JOIN samples s USING (run_id, sample_id)
-            WHERE t.run_id = ? AND NOT t.warmup
+            WHERE t.run_id = ? AND NOT t.warmup AND {ANALYSED}
             GROUP BY s.condition_id
         ), arrivals AS (
             SELECT condition_id, sum(transactions) AS arrivals, sum(duration_s) AS seconds
-            FROM samples WHERE run_id = ? GROUP BY condition_id
+            FROM samples s WHERE run_id = ? AND {ANALYSED} GROUP BY condition_id
         )
         SELECT a.condition_id, a.arrivals, a.seconds, coalesce(l.n, 0), l.mean_ms, l.p99_ms
         FROM arrivals a LEFT JOIN lag l USING (condition_id)
@@ -569,3 +576,21 @@ def schedule_lag(con: duckdb.DuckDBPyConnection, run_id: int) -> list[tuple[Any,
         """,
         [run_id, run_id],
     ).fetchall()
+
+
+class DegradedSample(NamedTuple):
+    sample_id: int
+    position: int
+    condition: str
+    reason: str | None
+
+
+def degraded_samples(con: duckdb.DuckDBPyConnection, run_id: int) -> list[DegradedSample]:
+    """Every degraded sample of ``run_id``, whether the analyses include them or not."""
+    rows = con.execute(
+        "SELECT s.sample_id, s.position, c.label, s.reason FROM samples s"
+        " JOIN conditions c USING (run_id, condition_id)"
+        " WHERE s.run_id = ? AND s.status = 'degraded' ORDER BY s.sample_id",
+        [run_id],
+    ).fetchall()
+    return [DegradedSample(int(a), int(b), str(c), d) for a, b, c, d in rows]

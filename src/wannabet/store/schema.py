@@ -16,9 +16,16 @@ History (never edit a released migration; add a new one):
 - 4: ``sample_results`` (issue #14): per sample, transaction type and phase, the count, sums,
   minimum and maximum of the results of the transactions that record one (``result = true``).
   Older samples recorded none, so nothing is backfilled.
+- 5: ``samples.reason`` (issue #19): why a sample whose ``status`` is ``degraded`` is (it ran
+  past its deadline and grace, or lost or gave up on sessions). Older samples are ``complete``
+  and have none.
 """
 
 from __future__ import annotations
+
+#: the DuckDB variable that says whether the analyses include degraded samples; the store sets
+#: it on every connection (``wannabet.store.queries.ANALYSED`` reads it)
+INCLUDE_DEGRADED = "wannabet_include_degraded"
 
 
 def latency_ms(table: str = "") -> str:
@@ -316,6 +323,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )
             """,
         ),
+    ),
+    (
+        5,
+        "degraded samples: samples.reason",
+        ("ALTER TABLE samples ADD COLUMN reason VARCHAR",),
     ),
 )
 

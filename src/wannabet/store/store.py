@@ -28,7 +28,7 @@ from wannabet.analysis import histogram
 from wannabet.errors import ImportError_, StoreError, UnknownRun
 from wannabet.model import STATUS_NAMES
 from wannabet.store import queries
-from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION, summary_inserts
+from wannabet.store.schema import INCLUDE_DEGRADED, MIGRATIONS, SCHEMA_VERSION, summary_inserts
 from wannabet.store.summaries import SampleSummaries, from_columns
 
 DEFAULT_RESULTS = "wannabet.duckdb"
@@ -145,6 +145,8 @@ class SampleRow:
     sessions_lost: int = 0
     error_messages: Mapping[str, str] | None = None
     stats: Mapping[str, Any] | None = None
+    #: why a ``degraded`` sample is: it overran its deadline, lost or gave up on sessions
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,9 +268,18 @@ class Store:
     file at the same time (DuckDB refuses the second); nothing in wannabet does.
     """
 
-    def __init__(self, path: str | Path = DEFAULT_RESULTS, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path = DEFAULT_RESULTS,
+        *,
+        read_only: bool = False,
+        include_degraded: bool = False,
+    ) -> None:
         self.path = Path(path)
         self.read_only = read_only
+        #: whether the analyses read through this store use degraded samples too
+        #: (:data:`wannabet.store.queries.ANALYSED`)
+        self.include_degraded = include_degraded
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -365,6 +376,7 @@ class Store:
                     f"{self.path} is not a wannabet results file: {_first_line(exc)}"
                 ) from None
         try:
+            con.execute(f"SET VARIABLE {INCLUDE_DEGRADED} = {bool(self.include_degraded)}")
             yield con
         except duckdb.Error as exc:
             raise StoreError(f"{self.path}: {_first_line(exc)}") from exc
@@ -777,8 +789,8 @@ class Store:
         con.execute(
             "INSERT INTO samples (run_id, sample_id, condition_id, block, position, status, t0_ns,"
             " measure_start_ns, end_ns, duration_s, warmup_s, transactions, committed, errors,"
-            " tps, sessions_lost, error_messages, stats, recorded)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " tps, sessions_lost, error_messages, stats, recorded, reason)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 run_id,
                 sample.sample_id,
@@ -799,6 +811,7 @@ class Store:
                 json.dumps(dict(sample.error_messages or {})),
                 json.dumps(dict(sample.stats or {})),
                 recorded,
+                sample.reason,
             ],
         )
 
@@ -811,6 +824,27 @@ class Store:
             settings.update(values)
             con.execute(
                 "UPDATE runs SET settings = ? WHERE run_id = ?", [json.dumps(settings), run_id]
+            )
+
+    def update_environment(self, run_id: int, **values: Any) -> None:
+        """Merge ``values`` into the run's environment (the server's settings once the run's
+        set-up has run: what its samples ran on)."""
+        with self._connect(write=True) as con:
+            row = con.execute("SELECT environment FROM runs WHERE run_id = ?", [run_id]).fetchone()
+            environment = json.loads(row[0]) if row is not None and row[0] else {}
+            environment.update(values)
+            con.execute(
+                "UPDATE runs SET environment = ? WHERE run_id = ?",
+                [json.dumps(environment), run_id],
+            )
+
+    def resume_run(self, run_id: int) -> None:
+        """Mark an interrupted or failed run ``running`` again, by this process (``--resume``)."""
+        with self._connect(write=True) as con:
+            con.execute(
+                "UPDATE runs SET status = 'running', ended_at = NULL, message = NULL, host = ?,"
+                " pid = ? WHERE run_id = ?",
+                [socket.gethostname(), os.getpid(), run_id],
             )
 
     def finish_run(self, run_id: int, status: str, message: str | None = None) -> None:
@@ -942,6 +976,11 @@ class Store:
             for r in rows
         ]
 
+    def degraded_samples(self, run_id: int) -> list[queries.DegradedSample]:
+        """The run's degraded samples (the analyses leave them out unless ``include_degraded``)."""
+        with self._connect() as con:
+            return queries.degraded_samples(con, run_id)
+
     def samples(self, run_id: int) -> list[dict[str, Any]]:
         with self._connect() as con:
             cur = con.execute(
@@ -971,7 +1010,7 @@ class Store:
                 WITH by_status AS (
                     SELECT s.condition_id, x.status, sum(x.count) AS n
                     FROM sample_statuses x JOIN samples s USING (run_id, sample_id)
-                    WHERE x.run_id = ? {warm} GROUP BY ALL
+                    WHERE x.run_id = ? AND {queries.ANALYSED} {warm} GROUP BY ALL
                 ),
                 counts AS (
                     SELECT condition_id, sum(n) AS n,
@@ -984,7 +1023,7 @@ class Store:
                     SELECT s.condition_id, sum(x.sum_ms) / nullif(sum(x.count), 0) AS mean,
                            max(x.max_ns) / 1e6 AS mx
                     FROM sample_moments x JOIN samples s USING (run_id, sample_id)
-                    WHERE x.run_id = ? {warm} GROUP BY s.condition_id
+                    WHERE x.run_id = ? AND {queries.ANALYSED} {warm} GROUP BY s.condition_id
                 ),
                 agg AS (
                     SELECT condition_id, n, errors, m.mean, NULL AS q, m.mx, by_status
@@ -994,7 +1033,7 @@ class Store:
                     SELECT condition_id, count(*) AS samples,
                            sum(committed) / nullif(sum(duration_s), 0) AS tps,
                            sum(sessions_lost) AS lost
-                    FROM samples WHERE run_id = ? GROUP BY condition_id
+                    FROM samples s WHERE run_id = ? AND {queries.ANALYSED} GROUP BY condition_id
                 )
                 SELECT c.label, coalesce(p.samples, 0), coalesce(a.n, 0), coalesce(a.errors, 0),
                        p.tps, a.mean, a.q, a.mx, a.by_status, coalesce(p.lost, 0)

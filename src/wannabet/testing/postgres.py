@@ -187,22 +187,9 @@ class ThrowawayPostgres:
             raise PostgresUnavailable(f"initdb failed: {result.stderr.strip()[-400:]}")
         if self.tls:
             self._set_up_tls()
-        options = " ".join(f"-c {k}={v}" for k, v in self.settings.items())
         for _attempt in range(5):
             self.port = _free_port()
-            result = self._run(
-                str(self.bindir / "pg_ctl"),
-                "-D",
-                str(self.data),
-                "-l",
-                str(self.log),
-                "-w",
-                "-t",
-                "60",
-                "-o",
-                f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 {options}",
-                "start",
-            )
+            result = self._pg_ctl_start()
             if result.returncode == 0:
                 if self.tls:  # a superuser, so it can run what the password user runs
                     self.psql(f"CREATE ROLE {self.cert_user} LOGIN SUPERUSER")
@@ -210,6 +197,38 @@ class ThrowawayPostgres:
             time.sleep(0.2)
         log = self.log.read_text()[-600:] if self.log.exists() else result.stderr
         raise PostgresUnavailable(f"PostgreSQL did not start: {log.strip()}")
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:
+        options = " ".join(f"-c {k}={v}" for k, v in self.settings.items())
+        return self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 {options}",
+            "start",
+        )
+
+    def crash(self) -> None:
+        """Stop the server as a crash would (``pg_ctl stop -m immediate``: every backend is
+        killed, no checkpoint); :meth:`start_again` brings it back on the same port."""
+        result = self._run(
+            str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"
+        )
+        if result.returncode != 0:
+            raise PostgresUnavailable(f"pg_ctl stop failed: {result.stderr.strip()[-400:]}")
+
+    def start_again(self) -> None:
+        """Start the server after :meth:`crash` (it recovers from its log), same port."""
+        result = self._pg_ctl_start()
+        if result.returncode != 0:
+            log = self.log.read_text()[-600:] if self.log.exists() else result.stderr
+            raise PostgresUnavailable(f"PostgreSQL did not start again: {log.strip()}")
 
     def _set_up_tls(self) -> None:
         """A throwaway CA, a server certificate from it, and TLS-only TCP access."""

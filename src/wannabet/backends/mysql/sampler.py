@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from wannabet.samplers.options import StatsOptions
 
 _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+#: the longest a statistics query may wait for the server
+QUERY_TIMEOUT_S = 10.0
 _STATEMENTS_KEPT = 10
 #: the server process found by its pid file must have started within this of now − Uptime
 _START_TIME_TOLERANCE_S = 3.0
@@ -143,7 +145,8 @@ class MySQLSampler:
         self._before: dict[str, Any] = {}
 
     def _rows(self, sql: str) -> list[tuple[str | None, ...]]:
-        return self._engine.query(self._target, sql)
+        # A server that stops answering must not hold the sample's end.
+        return self._engine.query(self._target, sql, timeout_s=QUERY_TIMEOUT_S)
 
     def _one(self, sql: str) -> str | None:
         rows = self._rows(sql)

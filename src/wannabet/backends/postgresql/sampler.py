@@ -29,7 +29,13 @@ subtracted exactly.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -54,6 +60,9 @@ _LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 _STATEMENTS_KEPT = 10
 #: no statistics query may hang a run: the server cancels one after this long
 STATEMENT_TIMEOUT_MS = 5000
+#: past the statement timeout, how long before the client gives up on a server that does not
+#: answer at all (frozen: its statement_timeout cannot fire)
+CLIENT_GRACE_S = 2.0
 #: forces this backend's pending statistics out when it next goes idle; reading a catalog table
 #: gives it a pending entry, so that transaction counts alone are not skipped (PostgreSQL 15+)
 FLUSH_SQL = "SELECT count(pg_stat_force_next_flush()) FROM pg_database"
@@ -246,10 +255,33 @@ class PostgresSampler:
     def _scrub(self, text: str) -> str:
         return redact(text, self._target.password)
 
+    @contextmanager
+    def _bounded(self) -> Iterator[None]:
+        """A frozen server answers no statement_timeout and its kernel keeps the connection
+        alive: past the timeout and a grace, shut the socket down, which ends the blocked
+        read with an error (a reconnect follows at the next sample)."""
+        fd = self._conn.pgconn.socket
+
+        def cut() -> None:
+            with contextlib.suppress(OSError):
+                sock = socket.socket(fileno=os.dup(fd))
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                finally:
+                    sock.close()
+
+        timer = threading.Timer(STATEMENT_TIMEOUT_MS / 1000 + CLIENT_GRACE_S, cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """One statement = one server transaction on this connection; count the ones that
         commit, so they can be taken out of the server's commit delta."""
-        with self._conn.cursor() as cur:
+        with self._bounded(), self._conn.cursor() as cur:
             cur.execute(sql, params, prepare=False)
             rows = cur.fetchall() if cur.description else []
         self._own_commits += 1
@@ -259,7 +291,7 @@ class PostgresSampler:
         return self._rows(sql)[0][0]
 
     def _dicts(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        with self._conn.cursor() as cur:
+        with self._bounded(), self._conn.cursor() as cur:
             cur.execute(sql, params, prepare=False)
             names = [d.name for d in cur.description or []]
             rows = cur.fetchall()

@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any, cast
 from wannabet.analysis.agreement import disagreement
 from wannabet.documents import ComparisonDocument, PairDocument
 from wannabet.render.format import finite_num, fmt_num, interval, one_line, p_value, pct
-from wannabet.render.markdown import comparison_markdown, open_loop_warnings
+from wannabet.render.markdown import (
+    comparison_markdown,
+    degraded_warnings,
+    open_loop_warnings,
+)
 from wannabet.render.report import charts
 from wannabet.render.report.inputs import ConditionData, ReportData, ReportInput
 from wannabet.render.report.page import Chart, render_page
@@ -270,6 +274,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
     sentences = [verdict_sentence(c, metric, alpha, rope) for c in comparisons]
     if doc:
         sentences += [f"Warning: {w}." for w in open_loop_warnings(doc)]
+        sentences += [f"Warning: {w}." for w in degraded_warnings(doc.get("degraded", []))]
     sequential = doc.get("sequential") if doc else None
     if sequential:
         # How the run stopped comes first: it says how to read every figure after it.
