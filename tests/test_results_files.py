@@ -134,3 +134,75 @@ def test_runs_can_be_deleted_and_a_running_one_cannot(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "removed 2 runs" in result.stderr
     assert [r.run_id for r in store.runs()] == [live]
+
+
+READ_ONLY_RUN = """\
+name = "read-only"
+[setup]
+sql = "DROP TABLE IF EXISTS t; CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)"
+[workload]
+sessions = 1
+[[workload.transactions]]
+name = "insert"
+script = "INSERT INTO t (v) VALUES (1)"
+[[factors]]
+name = "synchronous"
+levels = ["FULL", "OFF"]
+session_sql = "PRAGMA synchronous = {level}"
+[sampling]
+samples = 3
+duration = "0.2s"
+warmup = "0s"
+seed = 4
+"""
+
+
+def test_a_results_file_on_read_only_storage_can_be_analysed(tmp_path: Path) -> None:
+    """The file sits on a read-only mount (a bind mount remounted ``ro``: root ignores file
+    permissions, not a read-only file system); every reading command works there."""
+    from wannabet.testing.ci import unavailable
+    from wannabet.testing.cli import wannabet
+
+    made = tmp_path / "made"
+    made.mkdir()
+    file = tmp_path / "e.toml"
+    file.write_text(READ_ONLY_RUN, encoding="utf-8")
+    target = f"sqlite:///{tmp_path}/t.db"
+    proc = wannabet("run", str(file), "-r", str(made / "r.duckdb"), "-t", target, "--no-stats")
+    assert proc.returncode == 0, proc.stderr
+    mounted = tmp_path / "ro"
+    mounted.mkdir()
+    bind = subprocess.run(["mount", "--bind", str(made), str(mounted)], capture_output=True)
+    if bind.returncode != 0:
+        unavailable("a read-only bind mount", bind.stderr.decode().strip())
+    try:
+        ro = subprocess.run(
+            ["mount", "-o", "remount,bind,ro", str(mounted)], capture_output=True, check=False
+        )
+        if ro.returncode != 0:
+            unavailable("a read-only bind mount", ro.stderr.decode().strip())
+        results = str(mounted / "r.duckdb")
+        assert not os.access(mounted, os.W_OK) or _write_fails(mounted)
+        for command in (
+            ["runs"],
+            ["summary"],
+            ["summary", "-f", "json"],
+            ["compare"],
+            ["compare", "-f", "csv"],
+            ["report", "-f", "markdown"],
+            ["plan"],
+            ["export", "-o", str(tmp_path / "export")],
+        ):
+            proc = wannabet(*command, "-r", results)
+            assert proc.returncode == 0, (command, proc.stderr)
+        assert sorted(p.name for p in (tmp_path / "export").iterdir())
+    finally:
+        subprocess.run(["umount", str(mounted)], check=False)
+
+
+def _write_fails(directory: Path) -> bool:
+    try:
+        (directory / "probe").write_text("x")
+    except OSError:
+        return True
+    return False

@@ -47,3 +47,28 @@ def test_a_reader_replays_the_log_a_killed_writer_left(results: Path) -> None:
     assert reader.condition_summaries(run_id)[0].transactions == int(np.size(cols["status"]))
     # The log was checkpointed into the file, as the next writer would have done.
     assert not wal.exists()
+
+
+def test_a_sqlite_file_as_results_is_refused_without_loading_an_extension(
+    tmp_path: Path,
+) -> None:
+    import os
+    import sqlite3
+
+    from wannabet.testing.cli import one_line_error, plain_env, wannabet
+
+    theirs = tmp_path / "app.sqlite"
+    con = sqlite3.connect(theirs)
+    con.execute("CREATE TABLE t (id INTEGER)")
+    con.commit()
+    con.close()
+    before = theirs.read_bytes()
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**plain_env(), "HOME": str(home)}
+    for command in (["runs"], ["summary"], ["compare"]):
+        proc = wannabet(*command, "-r", str(theirs), env=env)
+        assert "not a wannabet results file" in one_line_error(proc, 4)
+    # DuckDB would install sqlite_scanner under ~/.duckdb/extensions: nothing was fetched.
+    assert not (home / ".duckdb").exists(), os.listdir(home)
+    assert theirs.read_bytes() == before

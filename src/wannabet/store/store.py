@@ -359,8 +359,25 @@ class Store:
         row = con.execute("SELECT max(version) FROM schema_version").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
+    def _check_kind(self) -> None:
+        """Refuse a file that is not a DuckDB database before DuckDB opens it: DuckDB would
+        take a SQLite file for one to attach with an extension (and say so in its words)."""
+        try:
+            with self.path.open("rb") as f:
+                head = f.read(16)
+        except OSError:
+            return  # missing or unreadable: DuckDB's open says why
+        if len(head) < 12 or head[8:12] == b"DUCK":
+            return
+        kind = " (it is a SQLite database)" if head.startswith(b"SQLite format 3\0") else ""
+        raise StoreError(
+            f"{self.path} is not a wannabet results file{kind}; pass the file `wannabet run`"
+            " wrote with --results"
+        )
+
     @contextmanager
     def _open(self, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+        self._check_kind()
         deadline = time.monotonic() + _LOCK_WAIT_S
         while True:
             try:
