@@ -53,6 +53,10 @@ def test_run_prints_the_per_condition_table(
     lines = [line for line in proc.stderr.splitlines() if line.startswith("[")]
     assert len(lines) == 6 and lines[-1].startswith("[6/6] "), proc.stderr
     assert all(" TPS, p99 " in line and " ETA " in line for line in lines)
+    # The hint is one line whatever the width (stderr is a pipe here), and names the next
+    # step with this results file: compare, as the run has conditions to compare.
+    [hint] = [line for line in proc.stderr.splitlines() if line.startswith("Stored in")]
+    assert hint.endswith(f"Next: wannabet compare -r {results} --run {info.run_id}"), hint
 
 
 def test_a_run_where_every_transaction_fails_stops_with_the_error(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -287,10 +288,21 @@ def run(
         )
     if output is Format.table:
         err_console.print(
-            f"Stored in {results} as run {outcome.run_id}. "
-            f"Next: wannabet summary --run {outcome.run_id} --format json",
+            markup(_after_run_hint(store, results, outcome.run_id)),
             highlight=False,
+            soft_wrap=True,  # one line even when stderr is a file: the command stays whole
         )
+
+
+def _after_run_hint(store: Store, results: Path, run_id: int) -> str:
+    """Where the run went and the command to run next: the comparison when there is
+    something to compare, else the report."""
+    where = "" if results == Path(DEFAULT_RESULTS) else f" -r {shlex.quote(str(results))}"
+    if store.run(run_id).conditions >= 2:
+        step = f"wannabet compare{where} --run {run_id}"
+    else:
+        step = f"wannabet report{where} --run {run_id} -o run-{run_id}.html"
+    return f"Stored in {results} as run {run_id}. Next: {step}"
 
 
 @app.command()
