@@ -10,6 +10,7 @@
     ├── StoreError           the results file cannot be read or written
     ├── ImportError_         a foreign result file is malformed
     ├── AnalysisError        the data cannot answer the question asked
+    ├── MissingExtra         an optional part of wannabet is not installed
     └── Interrupted          the user pressed Ctrl-C; finished samples are kept
 
 Every message is one line a user can act on. Driver errors are translated into these at one
@@ -120,6 +121,22 @@ class AnalysisError(WannabetError):
     """The data cannot answer the question that was asked."""
 
     exit_code = 5
+
+
+class MissingExtra(WannabetError):
+    """A feature needs an optional part of wannabet (an extra) that is not installed: not
+    the data's fault, so not AnalysisError's code."""
+
+    exit_code = 7
+
+    def __init__(self, what: str, extra: str, missing: str | None = None) -> None:
+        self.extra = extra
+        gone = f" ({missing} is missing)" if missing else ""
+        super().__init__(
+            f"{what} needs wannabet's optional '{extra}' part{gone}; install it with"
+            f" pip install 'wannabet[{extra}]', or from a clone of wannabet's source with"
+            f" pip install '.[{extra}]'"
+        )
 
 
 class Interrupted(WannabetError):

@@ -35,6 +35,8 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
+from wannabet.errors import MissingExtra
+
 from .bayes_models import (
     GammaPrior,
     SampleStats,
@@ -668,4 +670,4 @@ def require_extra(model: str = "hierarchical") -> None:
     needed = ["arviz_stats"] + (["jax", "numpyro"] if model == "student-t" else [])
     missing = [m for m in needed if importlib.util.find_spec(m) is None]
     if missing:
-        raise AnalysisError(f"{MISSING_EXTRA} (missing: {', '.join(missing)})")
+        raise MissingExtra(MISSING_EXTRA, "bayes", ", ".join(missing))

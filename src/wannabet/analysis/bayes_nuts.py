@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from wannabet.errors import MissingExtra
+
 from .bayes_models import GammaPrior
-from .observations import AnalysisError
 
 __all__ = ["MISSING_EXTRA", "gamma_nuts", "gamma_nuts_full_data", "student_t_nuts"]
 
-MISSING_EXTRA = (
-    "the Bayesian analysis needs the optional 'bayes' dependencies; pip install 'wannabet[bayes]'"
-)
+#: what needs the ``bayes`` extra, as :class:`~wannabet.errors.MissingExtra` says it
+MISSING_EXTRA = "the Bayesian analysis"
 
 
 def _numpyro() -> Any:
@@ -42,7 +42,7 @@ def _numpyro() -> Any:
         importlib.import_module("numpyro.infer")
         importlib.import_module("numpyro.distributions")
     except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise AnalysisError(MISSING_EXTRA) from exc
+        raise MissingExtra(MISSING_EXTRA, "bayes", exc.name) from exc
     jax.config.update("jax_enable_x64", True)
     numpyro.enable_x64()
     return numpyro

@@ -12,7 +12,7 @@ from typing import Any
 
 from wannabet.backends.oracle.url import connect_args
 from wannabet.engine.dbapi import Driver
-from wannabet.errors import WannabetError
+from wannabet.errors import MissingExtra
 from wannabet.targets import Target
 
 #: Oracle's error codes by the status they mean
@@ -50,9 +50,7 @@ def connect(target: Target) -> Any:
     try:
         import oracledb
     except ImportError:
-        raise WannabetError(
-            "Oracle targets need python-oracledb: pip install 'wannabet[oracle]'"
-        ) from None
+        raise MissingExtra("an Oracle target", "oracle", "python-oracledb") from None
     conn = oracledb.connect(**connect_args(target), tcp_connect_timeout=10)
     conn.autocommit = True
     return conn
