@@ -362,3 +362,15 @@ def test_curve_lines_state_capacity_and_the_cost_of_more_arrivals() -> None:
     (line,) = curve_lines([_unit_with(None, curve), _unit_with(None, None)])
     assert "M/M/1 with S = 2.00 ms" in line and "capacity 500.0/s" in line and "(50%)" in line
     assert "1.5× λ → 8.00 ms" in line and "2× λ → saturated" in line
+
+
+def test_no_queueing_curve_for_a_closed_loop_that_cannot_queue() -> None:
+    samples = [pg_sample(1000, 0.5, 1.0), pg_sample(2000, 0.8, 1.6)]  # 2 cores
+    # One or two sessions on two cores never wait for a CPU: M/M/2 would invent a queue.
+    for sessions in (1, 2):
+        u = unit_of_work("c", samples, source=PG, closed_sessions=sessions)
+        assert u.curve is None
+        assert any("cannot queue for CPU" in n for n in u.notes), u.notes
+    # More sessions than cores, or an open loop (None), get the curve.
+    assert unit_of_work("c", samples, source=PG, closed_sessions=8).curve is not None
+    assert unit_of_work("c", samples, source=PG).curve is not None

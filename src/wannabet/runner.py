@@ -785,6 +785,11 @@ def _settings(
     if rates:
         # The open-loop rate each condition asked for: summary and compare show what it reached.
         settings["rates"] = rates
+    if any(c.sessions for c in plan.conditions):
+        # A level that sets its own sessions (a concurrency sweep): each condition's count.
+        settings["sessions_by_condition"] = {
+            c.label: c.sessions or workload.sessions for c in plan.conditions
+        }
     if sampling.until_decided:
         # The rule the run stops by; _SampleLoop adds how it stopped.
         settings["until_decided"] = {

@@ -14,7 +14,7 @@ from wannabet.analysis.unit_of_work import (
     unit_of_work_by_condition,
 )
 from wannabet.backends import backend_for
-from wannabet.store import Store
+from wannabet.store import RunInfo, Store
 
 __all__ = ["relations_for_run", "unit_of_work_for_run"]
 
@@ -41,5 +41,25 @@ def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> lis
     if not by_condition:
         return []
     # Every run records its target's kind; only imports have none, and they have no statistics.
-    backend = backend_for(store.run(run_id).target_kind or "")
-    return unit_of_work_by_condition(by_condition, unit, source=backend.work())
+    info = store.run(run_id)
+    backend = backend_for(info.target_kind or "")
+    return unit_of_work_by_condition(
+        by_condition,
+        unit,
+        source=backend.work(),
+        closed_sessions=closed_loops(info, list(by_condition)),
+    )
+
+
+def closed_loops(info: RunInfo, labels: list[str]) -> dict[str, int]:
+    """The sessions of each closed-loop condition of a run (open-loop ones are left out)."""
+    settings = info.settings or {}
+    rates = settings.get("rates") or {}
+    sessions = settings.get("sessions_by_condition") or {}
+    default = settings.get("sessions")
+    out = {}
+    for label in labels:
+        n = sessions.get(label, default)
+        if label not in rates and isinstance(n, int):
+            out[label] = n
+    return out

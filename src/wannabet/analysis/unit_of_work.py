@@ -390,6 +390,7 @@ def unit_of_work(
     unit: str = "commit",
     *,
     source: WorkSource,
+    closed_sessions: int | None = None,
 ) -> UnitOfWork:
     """Unit-of-work figures of one condition from its samples' stored statistics.
 
@@ -486,7 +487,15 @@ def unit_of_work(
     # the write lock is serialised, the rest of the engine thread's CPU runs in parallel.
     servers = min(cores_seen) if cores_seen else None
     curve = None
-    if cpu_e is not None and resp_e and lam_e and servers:
+    if closed_sessions is not None and servers and closed_sessions <= servers:
+        # Nothing can queue for a CPU: the M/M/m curve, an open system's, would draw waits
+        # this load cannot have.
+        notes.append(
+            f"a closed loop of {closed_sessions} session(s) on {servers} core(s) cannot queue"
+            " for CPU: no response-time curve (it applies to an open loop, or to more sessions"
+            " than cores)"
+        )
+    elif cpu_e is not None and resp_e and lam_e and servers:
         curve, note = calibrated_curve(cpu_e.mean, resp_e.mean, servers, lam_e.mean)
         if note:
             notes.append(note)
@@ -554,8 +563,10 @@ def unit_of_work_by_condition(
     unit: str = "commit",
     *,
     source: WorkSource,
+    closed_sessions: Mapping[str, int] | None = None,
 ) -> list[UnitOfWork]:
     """Per-condition results from :func:`statistics_by_condition`, in its order.
+    ``closed_sessions``: the sessions of each closed-loop condition (open-loop ones absent).
 
     Raises
     ------
@@ -575,7 +586,11 @@ def unit_of_work_by_condition(
                 f"--unit {unit!r} is not a transaction type of this run; use 'commit' or one"
                 f" of: {known}"
             )
-    return [unit_of_work(name, docs, unit, source=source) for name, docs in by_condition.items()]
+    closed = closed_sessions or {}
+    return [
+        unit_of_work(name, docs, unit, source=source, closed_sessions=closed.get(name))
+        for name, docs in by_condition.items()
+    ]
 
 
 def unit_of_work_from_samples(
