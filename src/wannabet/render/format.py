@@ -121,3 +121,17 @@ def markup(text: Any) -> str:
 
 #: a name (of a run, condition, level, transaction type) for a rich console: :func:`markup`
 label = markup
+
+
+def speed_factor(latency_delta_pct: float) -> str:
+    """A change of latency as the factor by which the work got faster or slower: −82.6% is
+    "5.7×" (faster), +12% is "1.12×" (slower). Two decimals below 2×, one below 100×."""
+    ratio = 1.0 + latency_delta_pct / 100.0
+    if ratio <= 0.0:
+        return "∞×"
+    factor = 1.0 / ratio if ratio < 1.0 else ratio
+    if factor < 2.0:
+        return f"{factor:.2f}×"
+    if factor < 100.0:
+        return f"{factor:.1f}×"
+    return f"{factor:,.0f}×"
