@@ -83,6 +83,13 @@ def test_runs_from_different_environments_are_flagged(tmp_path: Path) -> None:
     ]
     assert messages and "server_version" in messages[0]
     assert "server_settings.journal_mode" in messages[0]
+    # Markdown, "for tickets", carries the same diagnostics as the terminal.
+    from wannabet.render.markdown import comparison_markdown
+
+    text = comparison_markdown(doc)
+    assert "**Diagnostics**" in text
+    lines = [ln for ln in text.splitlines() if "server_settings.journal_mode" in ln]
+    assert lines and all(ln.startswith("- ") and " → " in ln for ln in lines)
 
 
 def test_one_run_keeps_plain_labels_and_a_run_object(tmp_path: Path) -> None:

@@ -137,7 +137,8 @@ def test_to_dict_contract(level):
     b = d["comparisons"][0]
     assert b["verdict"] == "faster"
     assert b["summary"].startswith(f"{b['delta_pct']:+.1f}% [")
-    assert b["summary"].endswith("(p=0.000, n=20)")
+    # As the tables write it: never "p=0.000".
+    assert b["summary"].endswith("(p<0.001, n=20)")
 
 
 def test_levels_report_their_own_n_and_methods():

@@ -59,7 +59,7 @@ def disagreement(comparison: Mapping[str, Any], alpha: float, rope_pct: float) -
     level = f"{100 * (1 - alpha):g}%"
     hdi_level = f"{100 * float(pair.get('hdi_prob', 0.95)):g}%"
     p = comparison.get("p_adjusted")
-    p_text = "p = ?" if p is None else f"p = {p:.3g}"
+    p_text = "p unknown" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3f}")
     pf = pair.get("p_faster")
     pf_text = "" if pf is None else f", P(faster) = {pf:.3f}"
     head = (

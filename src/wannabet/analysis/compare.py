@@ -239,8 +239,8 @@ class PairwiseComparison:
     note : str
         Why the verdict is what it is.
     summary : str
-        Compact benchstat-style line: ``-17.2% [-19.0, -15.1] (p=0.000, n=30)`` or
-        ``~ (p=0.45, n=30)``.
+        Compact benchstat-style line: ``-17.2% [-19.0, -15.1] (p<0.001, n=30)`` or
+        ``~ (p=0.450, n=30)``.
     n_baseline, n_condition : int
         Independent units (samples, or batches) behind the test.
     """
@@ -576,9 +576,11 @@ def _scaled_to_all(c: Consistency, m: Moments) -> Consistency:
 
 
 def _fmt_p(p: float | None) -> str:
+    """As the tables write p (``wannabet.render.format.p_value``): three decimals, and
+    ``<0.001`` below them, never ``p=0.000``."""
     if p is None:
         return "p=n/a"
-    return f"p={p:.3f}" if p < 0.1 else f"p={p:.2f}"
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
 def _fmt_n(a: int, b: int) -> str:

@@ -25,10 +25,11 @@ from wannabet.render.format import (
     fmt_num,
     interval,
     one_line,
+    p_equals,
     p_value,
     pct,
 )
-from wannabet.render.markdown import degraded_warnings, open_loop_warnings
+from wannabet.render.markdown import degraded_warnings, diagnostic_lines, open_loop_warnings
 
 _VERDICT_STYLE = {
     "faster": "bold green",
@@ -137,7 +138,7 @@ def compare_table(doc: ComparisonDocument) -> Group:
             )
     omnibus = doc["omnibus"]
     if omnibus:
-        parts.append(Text(f"Omnibus: {omnibus['test']} p={p_value(omnibus['p'])}"))
+        parts.append(Text(f"Omnibus: {omnibus['test']} {p_equals(omnibus['p'])}"))
     if doc.get("types"):
         parts.append(_types_table(doc["types"], unit))
     bayes = doc.get("bayes")
@@ -148,16 +149,7 @@ def compare_table(doc: ComparisonDocument) -> Group:
         " → see `wannabet summary` for its errors"
         for e in doc.get("excluded", [])
     ]
-    warnings += [
-        f"  [yellow]![/yellow] {escape(c['condition'])}: {escape(d['message'])}"
-        f" → {escape(d['advice'])}"
-        for c in doc["conditions"]
-        for d in c["diagnostics"]
-    ]
-    warnings += [
-        f"  [yellow]![/yellow] {escape(d['message'])} → {escape(d['advice'])}"
-        for d in (bayes["diagnostics"] if bayes else [])
-    ]
+    warnings += [f"  [yellow]![/yellow] {escape(d)}" for d in diagnostic_lines(doc)]
     warnings += [
         f"  [yellow]![/yellow] {escape(one_line(w))}"
         for w in open_loop_warnings(doc) + degraded_warnings(doc.get("degraded", []))

@@ -338,6 +338,19 @@ def degraded_warnings(degraded: Sequence[Mapping[str, Any]]) -> list[str]:
     return [f"{what} left out ({listed}{more}); --include-degraded takes them in"]
 
 
+def diagnostic_lines(doc: ComparisonDocument) -> list[str]:
+    """Each diagnostic of the comparison (the conditions', then the Bayesian model's), as
+    ``message → advice``: the terminal, Markdown and the report list the same ones."""
+    out = [
+        f"{c['condition']}: {d['message']} → {d['advice']}"
+        for c in doc["conditions"]
+        for d in c["diagnostics"]
+    ]
+    bayes = doc.get("bayes")
+    out += [f"{d['message']} → {d['advice']}" for d in (bayes["diagnostics"] if bayes else [])]
+    return out
+
+
 def comparison_markdown(doc: ComparisonDocument) -> str:
     """Heading, per-condition table, verdict table and, when made, the Bayesian table:
     ``compare --format markdown``."""
@@ -356,6 +369,10 @@ def comparison_markdown(doc: ComparisonDocument) -> str:
         parts += ["", types.rstrip("\n")]
     for e in doc.get("excluded", []):
         parts += ["", f"Left out: {strip_control(e['condition'])} ({strip_control(e['reason'])})."]
+    diagnostics = diagnostic_lines(doc)
+    if diagnostics:
+        # For tickets: what the terminal warns about travels with the verdict.
+        parts += ["", "**Diagnostics**", ""] + [f"- {one_line(d)}" for d in diagnostics]
     for warning in open_loop_warnings(doc) + degraded_warnings(doc.get("degraded", [])):
         parts += ["", f"Warning: {one_line(warning)}."]
     return "\n".join(parts) + "\n"
