@@ -216,7 +216,7 @@ def test_without_the_extra_the_error_says_how_to_install(factorial: Path) -> Non
     # Advice that works from an install and from a clone of the source.
     assert "pip install 'wannabet[bayes]'" in proc.stderr
     assert "pip install '.[bayes]'" in proc.stderr
-    assert "is missing" in proc.stderr and "Traceback" not in proc.stderr
+    assert "(missing: " in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize(

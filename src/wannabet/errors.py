@@ -131,7 +131,7 @@ class MissingExtra(WannabetError):
 
     def __init__(self, what: str, extra: str, missing: str | None = None) -> None:
         self.extra = extra
-        gone = f" ({missing} is missing)" if missing else ""
+        gone = f" (missing: {missing})" if missing else ""
         super().__init__(
             f"{what} needs wannabet's optional '{extra}' part{gone}; install it with"
             f" pip install 'wannabet[{extra}]', or from a clone of wannabet's source with"

@@ -661,8 +661,8 @@ def _show(x: float | None) -> str:
 
 
 def require_extra(model: str = "hierarchical") -> None:
-    """Raise :class:`AnalysisError` with the install command when a dependency of ``model``
-    from the ``bayes`` extra is missing (checked without importing it).
+    """Raise :class:`~wannabet.errors.MissingExtra` with the install command when a
+    dependency of ``model`` from the ``bayes`` extra is missing (checked without importing it).
 
     Every model needs ArviZ-stats (HDI, R-hat, ESS); only ``student-t`` needs JAX and
     NumPyro, so the exact models work with a partial installation.
