@@ -472,7 +472,10 @@ def test_synchronous_commit_off_waits_less_per_commit(commit_run: tuple[Store, i
         assert u.response_ms_per_unit.mean == pytest.approx(
             u.cpu_ms_per_unit.mean + u.wait_ms_per_unit.mean
         )
-        assert u.curve is not None and len(u.curve.units_per_s) == len(u.curve.response_ms)
+        if u.curve is not None:
+            assert len(u.curve.units_per_s) == len(u.curve.response_ms)
+        else:  # a closed loop of no more sessions than the server's cores: no CPU queue
+            assert any("cannot queue for CPU" in n for n in u.notes), u.notes
         assert u.io_per_unit["wal_bytes"].mean > 0
     assert on.wait_ms_per_unit and off.wait_ms_per_unit
     assert off.wait_ms_per_unit.mean < 0.5 * on.wait_ms_per_unit.mean
