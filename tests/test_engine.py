@@ -128,8 +128,12 @@ def test_errors_are_counted_by_class_with_their_codes(target: Target) -> None:
     status = result.columns["status"]
     rows = scalar(target, "SELECT count(*) FROM uniq")
     assert (status == OK).sum() == rows <= 50
-    assert (status == CONSTRAINT).sum() == 400 - rows
-    assert set(np.unique(status)) == {OK, CONSTRAINT}
+    # DuckDB's optimistic concurrency may fail the second of two sessions inserting the same
+    # new key at once with a conflict instead (seen once in 400).
+    conflict = np.isin(status, list(conflicts(target)))
+    assert (status == CONSTRAINT).sum() + conflict.sum() == 400 - rows
+    assert (status == CONSTRAINT).sum() > 300
+    assert set(np.unique(status)) <= {OK, CONSTRAINT} | conflicts(target)
     codes = {result.error_codes[i] for i in result.columns["error_code"][status == CONSTRAINT]}
     # Each database's own name for a duplicate key: SQLSTATE, result code, error number.
     duplicate = {
