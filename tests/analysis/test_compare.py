@@ -302,6 +302,8 @@ def test_tiny_inputs_are_inconclusive_with_diagnostic(n):
         r = c.comparisons[0]
         assert r.verdict == "inconclusive" and r.summary.startswith("? (")
         assert "too few samples" in r.note
+        # The way to a verdict, for a run and for an imported log (one sample per file).
+        assert "run more samples" in r.note and "--sample-interval" in r.note
         assert "zero-variance" not in [d.code for d in c.conditions[1].diagnostics]
         assert "too-few-samples" in [d.code for d in c.conditions[1].diagnostics]
         assert plain_types(c.to_dict())

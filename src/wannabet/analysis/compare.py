@@ -51,6 +51,7 @@ from .diagnostics import (
     Diagnostic,
     condition_diagnostics,
     environment_diagnostic,
+    too_few_samples,
 )
 from .effects import (
     Clustered,
@@ -916,10 +917,7 @@ def _pairwise(
 
     blocked = None
     if min(n_b, n_o) < MIN_SAMPLES:
-        blocked = (
-            f"inconclusive: too few samples ({n_b} and {n_o}; need at least {MIN_SAMPLES} "
-            "per condition, better 30)"
-        )
+        blocked = too_few_samples(n_b, n_o)
     elif sb.descriptive.sd == 0 or so.descriptive.sd == 0:
         which = [s.condition for s in (sb, so) if s.descriptive.sd == 0]
         blocked = (

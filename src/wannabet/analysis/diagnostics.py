@@ -32,12 +32,23 @@ __all__ = [
     "condition_diagnostics",
     "environment_diagnostic",
     "environment_differences",
+    "too_few_samples",
 ]
 
 #: Fewer samples than this and the Mann-Whitney U test cannot be significant at 0.05.
 MIN_SAMPLES = 4
 
 _MAX_VALUE_CHARS = 60
+
+
+def too_few_samples(n_a: int, n_b: int) -> str:
+    """Why a pair with fewer than :data:`MIN_SAMPLES` samples in a condition gets no verdict,
+    and how to get one: a whole pgbench or sysbench log imported as it is is one sample."""
+    return (
+        f"inconclusive: too few samples ({n_a} and {n_b}; need at least {MIN_SAMPLES} per"
+        " condition, better 30): run more samples, or re-import a benchmark's logs with"
+        " --sample-interval (e.g. 10s: one sample per interval of each log)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,7 @@ from .compare import (
     verdict,
 )
 from .dependence import cluster_mean
-from .diagnostics import MIN_SAMPLES, Diagnostic
+from .diagnostics import MIN_SAMPLES, Diagnostic, too_few_samples
 from .effects import (
     _bca_interval,
     _cluster_weights,
@@ -673,13 +673,7 @@ def _transaction_pair(
     n_b, n_o = sb.n_samples, so.n_samples
     v: Verdict
     if min(n_b, n_o) < MIN_SAMPLES:
-        v, note = (
-            "inconclusive",
-            (
-                f"inconclusive: too few samples ({n_b} and {n_o}; need at least {MIN_SAMPLES} "
-                "per condition, better 30)"
-            ),
-        )
+        v, note = "inconclusive", too_few_samples(n_b, n_o)
     else:
         v, note = verdict(
             p_value=p_adj,
