@@ -581,3 +581,16 @@ def test_a_run_with_several_types_shows_each_types_p99_verdict(tmp_path: Path) -
     assert dict(rows)["update"] == "slower"
     assert dict(rows)["lookup"] != "slower"
     assert "Per transaction type: p99" in report.html
+
+
+def test_small_figures_keep_their_digits() -> None:
+    from wannabet.render.format import fmt_num, speed_factor
+
+    # A latency under 1 µs is not "0.000 ms": three significant digits below 0.001.
+    assert fmt_num(0.000412) == "0.000412"
+    assert fmt_num(0.0000031) == "0.00000310"
+    assert fmt_num(0.0) == "0.000" and fmt_num(0.123) == "0.123" and fmt_num(1234.5) == "1,234"
+    assert fmt_num(-0.0005) == "-0.000500"
+    # Speed factors: two decimals below 2×, one below 100×.
+    assert speed_factor(-82.6) == "5.7×" and speed_factor(12.0) == "1.12×"
+    assert speed_factor(-99.5) == "200×" and speed_factor(-100.0) == "∞×"

@@ -38,7 +38,9 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 def fmt_num(value: float | None) -> str:
-    """A figure with three significant-ish digits: ``1,234``, ``123.4``, ``12.34``, ``0.123``."""
+    """A figure with three significant-ish digits: ``1,234``, ``123.4``, ``12.34``, ``0.123``,
+    and below 0.001 three significant digits (``0.000412``): a latency under 1 µs is not
+    ``0.000`` ms."""
     if value is None:
         return MISSING
     v = float(value)
@@ -48,7 +50,9 @@ def fmt_num(value: float | None) -> str:
         return f"{v:.1f}"
     if abs(v) >= 1:
         return f"{v:.2f}"
-    return f"{v:.3f}"
+    if v == 0 or abs(v) >= 0.001 or not math.isfinite(v):
+        return f"{v:.3f}"
+    return f"{v:.{2 - math.floor(math.log10(abs(v)))}f}"
 
 
 def finite_num(value: float | None, suffix: str = "") -> str:
