@@ -68,6 +68,10 @@ GRANT = (
 )
 
 
+#: the longest a statistics round trip may wait for the server, in ms
+CALL_TIMEOUT_MS = 10_000
+
+
 def _in(names: Sequence[str]) -> str:
     return ", ".join("'" + n.replace("'", "''") + "'" for n in names)
 
@@ -206,6 +210,9 @@ def samplers_for(
         conn = connect(target)
     except Exception as exc:
         return [], [StatsWarning("oracle", f"cannot connect for statistics: {exc}")]
+    # Every round trip of the statistics connection gives up after this long (python-oracledb's
+    # call timeout): a server that stops answering must not hold the sample's end.
+    conn.call_timeout = CALL_TIMEOUT_MS
     cursor = conn.cursor()
 
     def query(statement: str) -> list[Any]:
