@@ -374,3 +374,15 @@ def test_no_queueing_curve_for_a_closed_loop_that_cannot_queue() -> None:
     # More sessions than cores, or an open loop (None), get the curve.
     assert unit_of_work("c", samples, source=PG, closed_sessions=8).curve is not None
     assert unit_of_work("c", samples, source=PG).curve is not None
+
+
+def test_a_note_several_conditions_share_is_said_once() -> None:
+    from wannabet.render.summary import unit_of_work_warnings
+
+    samples = [pg_sample(1000, 0.5, 1.0), pg_sample(2000, 0.8, 1.6)]
+    units = [unit_of_work(c, samples, source=PG, closed_sessions=1) for c in ("a", "b", "c")]
+    lines = unit_of_work_warnings(units)
+    # Each note once, for the three conditions (this sample's waits exceed its CPU, too).
+    assert len(lines) == len(units[0].notes) == 2
+    assert lines[0].startswith("a, b, c: a closed loop of 1 session(s) on 2 core(s)")
+    assert all(line.startswith("a, b, c: ") for line in lines)

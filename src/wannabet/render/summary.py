@@ -349,8 +349,14 @@ def unit_of_work_warnings(units: Sequence[UnitOfWork]) -> list[str]:
                 f" {check.server_commits} ({check.mismatch or 0.0:.1%}, worst sample"
                 f" {worst or 0.0:.1%}; limit {COMMIT_MISMATCH:.0%}): the run is not valid"
             )
+    # A note several conditions share is said once, naming them: the same sentence per
+    # condition is noise that hides the notes that differ.
+    by_note: dict[str, list[str]] = {}
     for u in units:
-        out.extend(f"{u.condition}: {n}" for n in u.notes if not n.startswith("the server"))
+        for n in u.notes:
+            if not n.startswith("the server"):
+                by_note.setdefault(n, []).append(u.condition)
+    out.extend(f"{', '.join(conditions)}: {n}" for n, conditions in by_note.items())
     return out
 
 
