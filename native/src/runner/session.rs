@@ -62,7 +62,7 @@ pub(super) fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
             };
             let since = *down_since.get_or_insert_with(Instant::now);
             if reconnect_again(&sh, failed.as_ref(), state.as_ref(), since) {
-                if !pause(wait, &sh) {
+                if !sleep_until(Instant::now() + wait, &sh) {
                     break;
                 }
                 wait = (wait * 2).min(RECONNECT_MAX_WAIT);
@@ -134,11 +134,6 @@ fn reconnect_again(
         plan.duration_ns > 0 && now >= st.t0.instant + Duration::from_nanos(plan.duration_ns)
     });
     !over && now < since + Duration::from_nanos(plan.reconnect_ns)
-}
-
-/// Sleeps `d` in slices so a stop or an expired deadline is noticed; false then.
-fn pause(d: Duration, sh: &Shared) -> bool {
-    sleep_until(Instant::now() + d, sh)
 }
 
 struct SessionJob<'a> {
