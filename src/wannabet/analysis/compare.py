@@ -83,6 +83,7 @@ __all__ = [
     "PairwiseComparison",
     "Verdict",
     "compare",
+    "p_text",
     "verdict",
 ]
 
@@ -576,9 +577,9 @@ def _scaled_to_all(c: Consistency, m: Moments) -> Consistency:
     return dataclasses.replace(c, transactions=tx, outliers=out)
 
 
-def _fmt_p(p: float | None) -> str:
-    """As the tables write p (``wannabet.render.format.p_value``): three decimals, and
-    ``<0.001`` below them, never ``p=0.000``."""
+def p_text(p: float | None) -> str:
+    """A p-value in a sentence, rounded as the tables round it
+    (``wannabet.render.format.p_value``): ``p=0.032``, ``p<0.001``, never ``p=0.000``."""
     if p is None:
         return "p=n/a"
     return "p<0.001" if p < 0.001 else f"p={p:.3f}"
@@ -942,12 +943,12 @@ def _pairwise(
         )
     if v in ("no-difference", "inconclusive"):
         mark = "~" if v == "no-difference" else "?"
-        summary = f"{mark} ({_fmt_p(p_adj)}, {_fmt_n(n_b, n_o)})"
+        summary = f"{mark} ({p_text(p_adj)}, {_fmt_n(n_b, n_o)})"
     else:
         assert change.mean is not None
         d = change.mean
         summary = (
-            f"{d.estimate:+.1f}% [{d.low:.1f}, {d.high:.1f}] ({_fmt_p(p_adj)}, {_fmt_n(n_b, n_o)})"
+            f"{d.estimate:+.1f}% [{d.low:.1f}, {d.high:.1f}] ({p_text(p_adj)}, {_fmt_n(n_b, n_o)})"
         )
     return PairwiseComparison(
         condition=name,

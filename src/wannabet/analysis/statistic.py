@@ -43,9 +43,9 @@ from .compare import (
     PairwiseComparison,
     Verdict,
     _fmt_n,
-    _fmt_p,
     _seed_for,
     compare,
+    p_text,
     verdict,
 )
 from .dependence import cluster_mean
@@ -632,11 +632,11 @@ def _constant_results(result: Comparison, alpha: float, rope_pct: float) -> Comp
                 test_direction=test.statistic,
             )
             n = _fmt_n(pair.n_baseline, pair.n_condition)
-            summary = f"? ({_fmt_p(p_adj)}, {n})"
+            summary = f"? ({p_text(p_adj)}, {n})"
             if interval is not None and v in ("higher", "lower"):
                 summary = (
                     f"{interval.estimate:+.1f}% [{interval.low:.1f}, {interval.high:.1f}]"
-                    f" ({_fmt_p(p_adj)}, {n})"
+                    f" ({p_text(p_adj)}, {n})"
                 )
             pair = dataclasses.replace(
                 pair,
@@ -686,10 +686,10 @@ def _transaction_pair(
     if v in ("faster", "slower", "higher", "lower") and interval is not None:
         summary = (
             f"{interval.estimate:+.1f}% [{interval.low:.1f}, {interval.high:.1f}] "
-            f"({_fmt_p(p_adj)}, {_fmt_n(n_b, n_o)})"
+            f"({p_text(p_adj)}, {_fmt_n(n_b, n_o)})"
         )
     else:
-        summary = f"{'~' if v == 'no-difference' else '?'} ({_fmt_p(p_adj)}, {_fmt_n(n_b, n_o)})"
+        summary = f"{'~' if v == 'no-difference' else '?'} ({p_text(p_adj)}, {_fmt_n(n_b, n_o)})"
     return dataclasses.replace(
         sample_pair,
         test=test,

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from wannabet.analysis.compare import p_text
 from wannabet.documents import (
     BayesDocument,
     ComparisonDocument,
@@ -25,7 +26,6 @@ from wannabet.render.format import (
     fmt_num,
     interval,
     one_line,
-    p_equals,
     p_value,
     pct,
 )
@@ -138,7 +138,7 @@ def compare_table(doc: ComparisonDocument) -> Group:
             )
     omnibus = doc["omnibus"]
     if omnibus:
-        parts.append(Text(f"Omnibus: {omnibus['test']} {p_equals(omnibus['p'])}"))
+        parts.append(Text(f"Omnibus: {omnibus['test']} {p_text(omnibus['p'])}"))
     if doc.get("types"):
         parts.append(_types_table(doc["types"], unit))
     bayes = doc.get("bayes")

@@ -69,13 +69,6 @@ def p_value(p: float | None) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def p_equals(p: float | None) -> str:
-    """A p-value in a sentence, with the tables' rounding: ``p=0.032``, ``p<0.001``."""
-    if p is None:
-        return "p unknown"
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
-
-
 def fixed(value: float | None, digits: int) -> str:
     """``value`` with ``digits`` decimals (a probability, R-hat, ESS); ``–`` when unknown."""
     return MISSING if value is None else format(value, f".{digits}f")
