@@ -17,6 +17,7 @@ from wannabet.engine import STATUS_NAMES
 from wannabet.errors import StoreError
 from wannabet.store import ConditionRow, SampleRow, Store, queries
 from wannabet.store.schema import MIGRATIONS, SCHEMA_VERSION
+from wannabet.store.store import EXPORTS
 
 
 def make_run(store: Store) -> int:
@@ -181,9 +182,8 @@ def test_export(results: Path, tmp_path: Path, fmt: str) -> None:
     cols = columns(100)
     store.add_sample(run_id, SampleRow(0, 0, 0, 0, 0, 0, 10**18, 0.0), cols)
     paths = store.export(run_id, tmp_path / "out", fmt)
-    assert {p.name for p in paths} == {
-        f"{t}.{fmt}" for t in ("runs", "conditions", "transaction_types", "samples", "transactions")
-    }
+    # Every table, the joined transactions and the per-sample summary (tests/test_export.py).
+    assert {p.name for p in paths} == {f"{t}.{fmt}" for t in EXPORTS}
     txn = next(p for p in paths if p.name.startswith("transactions"))
     if fmt == "parquet":
         assert pq.read_table(txn).num_rows == 100

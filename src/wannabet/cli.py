@@ -532,13 +532,27 @@ def export(
         Path, typer.Option("--output", "-o", help="Directory to write into.")
     ] = Path("export"),
 ) -> None:
-    """Write a run's tables (runs, conditions, samples, transactions) as Parquet or CSV files."""
+    """Write a run's tables, its transactions with condition, type and latency, and one row per
+    sample with summary's figures, as Parquet or CSV files (see docs/results-schema.md)."""
     if all_runs and run_id is not None:
         raise SpecError("give --run ID or --all, not both", key="--all", file="command line")
     store = Store(results, read_only=True)
     chosen = None if all_runs else store.run(run_id).run_id
-    for path in store.export(chosen, directory, output.value):
-        console.print(str(path), highlight=False)
+    rows: dict[str, int] = {}
+
+    def written(path: Path, n: int) -> None:
+        # One path per line on stdout as each file lands: a long export shows its progress.
+        rows[path.stem] = n
+        console.print(str(path), highlight=False, soft_wrap=True)  # never folded
+
+    paths = store.export(chosen, directory, output.value, written=written)
+    err_console.print(
+        f"wrote {_count(len(paths), 'file')} to {markup(str(directory))}:"
+        f" {_count(rows.get('samples', 0), 'sample')},"
+        f" {_count(rows.get('transactions', 0), 'stored transaction')},"
+        f" {_count(rows.get('aggregates', 0), 'aggregate row')}",
+        highlight=False,
+    )
 
 
 import_app = typer.Typer(help="Import results from other tools as runs.", no_args_is_help=True)

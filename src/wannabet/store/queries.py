@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
 from wannabet.analysis import histogram
 from wannabet.store.schema import INCLUDE_DEGRADED, LATENCY_MS, latency_ms
@@ -477,6 +478,113 @@ def status_counts(
         status=np.asarray(rows["status"], dtype=object),
         count=_int64(rows, "count"),
     )
+
+
+def _arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> pa.Table:
+    """The rows of ``sql`` as an Arrow table, through a relation (Arrow from ``execute()``
+    costs an extra copy, and DuckDB 2 warns about it). DuckDB 2 refuses a relation while a
+    result of ``execute()`` is unfinished (a ``fetchone``): that result is run to its end first."""
+    finish = getattr(con, "complete", None)  # DuckDB 2; DuckDB 1 closes it by itself
+    if finish is not None:
+        finish()
+    return con.sql(sql, params=params).to_arrow_table()
+
+
+def samples_table(con: duckdb.DuckDBPyConnection, run_id: int) -> pa.Table:
+    """Every sample of ``run_id`` (degraded ones too: ``status`` says which) with its
+    condition's label, in ``sample_id`` order."""
+    return _arrow(
+        con,
+        "SELECT s.*, c.label AS condition FROM samples s JOIN conditions c"
+        " USING (run_id, condition_id) WHERE s.run_id = ? ORDER BY s.sample_id",
+        [run_id],
+    )
+
+
+def transactions_table(
+    con: duckdb.DuckDBPyConnection, run_id: int, *, include_warmup: bool = False
+) -> pa.Table:
+    """The stored transactions of the samples of ``run_id`` that :data:`ANALYSED` takes, as
+    the ``transaction_latency`` view has them, in sample and start order."""
+    return _arrow(
+        con,
+        f"""
+        SELECT l.* FROM transaction_latency l JOIN samples s USING (run_id, sample_id)
+        WHERE l.run_id = ? AND {ANALYSED} {_warmup_filter(include_warmup, "l")}
+        ORDER BY l.sample_id, l.start_ns
+        """,
+        [run_id],
+    )
+
+
+#: the latency quantiles of :func:`sample_summary`: its column and probability
+SUMMARY_QUANTILES: tuple[tuple[str, float], ...] = (
+    ("p50_ms", 0.5),
+    ("p95_ms", 0.95),
+    ("p99_ms", 0.99),
+)
+
+
+def sample_summary(con: duckdb.DuckDBPyConnection, run_id: int) -> pa.Table:
+    """One row per sample of ``run_id`` (those :data:`ANALYSED` takes), in ``sample_id`` order:
+    the sample, its condition's label, its counts and TPS, and its latency figures.
+
+    The figures are ``summary``'s, per sample and by the same code: measured (non-warm-up)
+    successful transactions, mean and extremes from :func:`sample_moments`, p50/p95/p99 from
+    the sample's merged histogram (:func:`sample_bins` and
+    :func:`~wannabet.analysis.histogram.quantiles`: the order statistic's bin at its
+    midpoint). ``sd_ms`` is the sample standard
+    deviation from the same sums. A sample with no known latency (none succeeded, or an import
+    that kept no latencies) has NULL figures, never NaN.
+    """
+    table = _arrow(
+        con,
+        f"""
+        SELECT s.run_id, s.sample_id, s.position, s.condition_id, c.label AS condition, s.block,
+               s.status, s.reason, s.t0_ns, s.measure_start_ns, s.end_ns, s.duration_s,
+               s.warmup_s, coalesce(s.recorded, 1.0) AS recorded, s.transactions, s.committed,
+               s.errors, s.tps, s.sessions_lost
+        FROM samples s JOIN conditions c USING (run_id, condition_id)
+        WHERE s.run_id = ? AND {ANALYSED}
+        ORDER BY s.sample_id
+        """,
+        [run_id],
+    )
+    ids = table.column("sample_id").to_numpy().astype(np.int64).tolist()
+    m = sample_moments(con, run_id)
+    # each sample's row of sample_moments (-1: it has none); one step per sample
+    row = {sid: i for i, sid in enumerate(m.sample_id.tolist())}
+    at = np.asarray([row.get(sid, -1) for sid in ids], dtype=np.int64)
+    has = at >= 0
+
+    def pick(column: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(ids), dtype=column.dtype)
+        out[has] = column[at[has]]
+        return out
+
+    n = pick(m.count)
+    known = has & (n > 0)
+    sum_ms, sumsq_ms = pick(m.sum_ms), pick(m.sumsq_ms)
+    mean = sum_ms / np.maximum(n, 1)
+    var = np.maximum(sumsq_ms - sum_ms * mean, 0.0) / np.maximum(n - 1, 1)
+    quantiles = np.full((len(ids), len(SUMMARY_QUANTILES)), np.nan)
+    hists = histograms_by_sample(sample_bins(con, run_id))
+    for i, sid in enumerate(ids):
+        h = hists.get(sid)
+        if h is not None and histogram.count(h) > 0:
+            quantiles[i] = histogram.quantiles(h, [q for _, q in SUMMARY_QUANTILES]) / 1e6
+    figures = {
+        "mean_ms": (mean, known),
+        "sd_ms": (np.sqrt(var), known & (n > 1)),
+        "min_ms": (pick(m.min_ns) / 1e6, known),
+        **{name: (quantiles[:, j], known) for j, (name, _) in enumerate(SUMMARY_QUANTILES)},
+        "max_ms": (pick(m.max_ns) / 1e6, known),
+    }
+    table = table.append_column("latency_count", pa.array(n, mask=~known, type=pa.int64()))
+    for name, (values, valid) in figures.items():
+        shown = valid & np.isfinite(values)  # NULL, never NaN
+        table = table.append_column(name, pa.array(values, mask=~shown, type=pa.float64()))
+    return table
 
 
 def transaction_type_names(con: duckdb.DuckDBPyConnection, run_id: int) -> dict[int, str]:

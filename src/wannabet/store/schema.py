@@ -19,6 +19,10 @@ History (never edit a released migration; add a new one):
 - 5: ``samples.reason`` (issue #19): why a sample whose ``status`` is ``degraded`` is (it ran
   past its deadline and grace, or lost or gave up on sessions). Older samples are ``complete``
   and have none.
+- 6: ``transaction_latency`` recreated (issue #21): ``txn_type`` is the type's index, as in every
+  table (it was the type's name, so the view could not be joined with ``transaction_types`` or
+  the summary tables on it); the name is ``txn_name``. The view also gains ``position``,
+  ``intended_start_ns`` and ``end_ns``. Nothing is stored differently.
 """
 
 from __future__ import annotations
@@ -117,6 +121,23 @@ def summary_inserts(where: str) -> tuple[str, str, str]:
     """
     return moments, statuses, bins
 
+
+#: Migration 6's ``transaction_latency``: one row per stored transaction with its sample, condition
+#: and type, and its latency. ``txn_type`` is the type's index, as in every table, so the view
+#: joins with ``transaction_types`` and the summary tables on ``(run_id, txn_type)``; the type's
+#: name is ``txn_name`` (as :meth:`wannabet.store.Store.aggregates` names it). A type missing
+#: from ``transaction_types`` keeps its row, with a NULL name.
+TRANSACTION_LATENCY_6 = f"""
+CREATE OR REPLACE VIEW transaction_latency AS
+SELECT t.run_id, t.sample_id, s.position, s.condition_id, c.label AS condition, s.block,
+       t.session, t.txn_type, tt.name AS txn_name, t.status, t.error_code, t.retries, t.warmup,
+       t.intended_start_ns, t.start_ns, t.end_ns,
+       {latency_ms("t")} AS latency_ms
+FROM transactions t
+JOIN samples s USING (run_id, sample_id)
+JOIN conditions c ON c.run_id = s.run_id AND c.condition_id = s.condition_id
+LEFT JOIN transaction_types tt ON tt.run_id = t.run_id AND tt.txn_type = t.txn_type
+"""
 
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (
@@ -328,6 +349,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         5,
         "degraded samples: samples.reason",
         ("ALTER TABLE samples ADD COLUMN reason VARCHAR",),
+    ),
+    (
+        6,
+        "transaction_latency: txn_type is the type's index, txn_name its name",
+        (TRANSACTION_LATENCY_6,),
     ),
 )
 

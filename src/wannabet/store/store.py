@@ -13,7 +13,7 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -233,6 +233,45 @@ AGGREGATE_COLUMNS: tuple[str, ...] = (
 )
 
 
+#: The tables ``export`` writes as they are, one file each: every table of the results file.
+EXPORTED_TABLES: tuple[str, ...] = (
+    "schema_version",
+    "runs",
+    "conditions",
+    "transaction_types",
+    "samples",
+    "transactions",
+    "sample_moments",
+    "sample_statuses",
+    "sample_bins",
+    "sample_results",
+    "imports",
+    "aggregates",
+)
+#: Every file ``export`` writes, in order: the tables, then the two made for analysis (the
+#: ``transaction_latency`` view and one row per sample with ``summary``'s figures). Each file has
+#: the name of the table or view it holds, so a query over the results file runs unchanged over
+#: the exported files.
+EXPORTS: tuple[str, ...] = (*EXPORTED_TABLES, "transaction_latency", "sample_summary")
+#: the order of an exported table's rows; ``transactions`` keeps the order it is stored in (run,
+#: sample, start time: a sort would cost more than the export), and ``transaction_latency``
+#: (a join) has none
+_EXPORT_ORDER: dict[str, str] = {
+    "schema_version": "version",
+    "runs": "run_id",
+    "conditions": "run_id, condition_id",
+    "transaction_types": "run_id, txn_type",
+    "samples": "run_id, sample_id",
+    "sample_moments": "run_id, sample_id, txn_type, warmup",
+    "sample_statuses": "run_id, sample_id, txn_type, warmup, status",
+    "sample_bins": "run_id, sample_id, txn_type, warmup, lo_ns",
+    "sample_results": "run_id, sample_id, txn_type, warmup",
+    "imports": "run_id, imported_at, path",
+    "aggregates": "run_id, condition_id, sample_id NULLS FIRST, txn_type NULLS FIRST",
+    "sample_summary": "run_id, sample_id",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ImportBatch:
     """Everything one ``wannabet import`` writes, with ids local to the batch.
@@ -356,8 +395,9 @@ class Store:
         ).fetchone()
         if not found or not found[0]:
             return None
-        row = con.execute("SELECT max(version) FROM schema_version").fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+        # fetchall, not fetchone: the connection is handed on with no result left unfinished
+        rows = con.execute("SELECT max(version) FROM schema_version").fetchall()
+        return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
     def _check_kind(self) -> None:
         """Refuse a file that is not a DuckDB database before DuckDB opens it: DuckDB would
@@ -1112,30 +1152,93 @@ class Store:
                 )
         return out
 
-    def export(self, run_id: int | None, directory: str | Path, fmt: str = "parquet") -> list[Path]:
-        """Write runs, conditions, samples and transactions of one run (or all) to files."""
+    # -- Arrow tables, for the Python API (``wannabet.api``) --------------------------------------
+
+    def samples_table(self, run_id: int) -> pa.Table:
+        """Every sample of a run, degraded ones too, with its condition's label: the
+        ``samples`` table as an Arrow table, in ``sample_id`` order."""
+        with self._connect() as con:
+            return queries.samples_table(con, run_id)
+
+    def sample_summaries_table(self, run_id: int) -> pa.Table:
+        """One row per sample the analyses use: its condition, counts, TPS and ``summary``'s
+        latency figures (:func:`wannabet.store.queries.sample_summary`), as an Arrow table."""
+        with self._connect() as con:
+            return queries.sample_summary(con, run_id)
+
+    def transactions_table(self, run_id: int, *, include_warmup: bool = False) -> pa.Table:
+        """The stored transactions of the samples the analyses use, as ``transaction_latency``
+        has them (condition, type name, latency in ms), as an Arrow table in sample and start
+        order; without the warm-up unless ``include_warmup``."""
+        with self._connect() as con:
+            return queries.transactions_table(con, run_id, include_warmup=include_warmup)
+
+    def export(
+        self,
+        run_id: int | None,
+        directory: str | Path,
+        fmt: str = "parquet",
+        *,
+        written: Callable[[Path, int], None] | None = None,
+    ) -> list[Path]:
+        """Write one run (every run with ``run_id=None``) as one file per table, plus two files
+        ready for analysis; return their paths in :data:`EXPORTS` order.
+
+        Every table is written as it is (:data:`EXPORTED_TABLES`), then ``transaction_latency``
+        (the view: each stored transaction with its condition, type name and latency in ms)
+        and ``sample_summary`` (:func:`~wannabet.store.queries.sample_summary`, every sample,
+        degraded ones included: their ``status`` says so). DuckDB writes each file with one
+        ``COPY``, so a run of any size streams to disk. ``written`` is called with each file's
+        path and row count as it is done. See ``docs/results-schema.md``, "Export".
+        """
         if fmt not in ("parquet", "csv"):
             raise StoreError(f"unknown export format {fmt!r}; use parquet or csv")
         out = Path(directory)
         if out.exists() and not out.is_dir():
             raise StoreError(f"--output {out}: a file, not a directory; name a directory")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"--output {out}: cannot create the directory ({exc.strerror}); name one you"
-                " can write to"
-            ) from None
-        where = "" if run_id is None else f"WHERE run_id = {int(run_id)}"
-        written = []
+        options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+        paths = []
         with self._connect() as con:
-            for table in ("runs", "conditions", "transaction_types", "samples", "transactions"):
-                path = out / f"{table}.{fmt}"
-                options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+            every = [
+                int(r[0]) for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()
+            ]
+            if run_id is not None and run_id not in every:
+                raise UnknownRun(f"--run {run_id}: no such run in {self.path}; see `wannabet runs`")
+            runs = every if run_id is None else [run_id]
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"--output {out}: cannot create the directory ({exc.strerror}); name one"
+                    " you can write to"
+                ) from None
+            # Every sample, whether or not the analyses would take it: the file says which.
+            con.execute(f"SET VARIABLE {INCLUDE_DEGRADED} = true")
+            # CSV writes TIMESTAMPTZ in the session's time zone: UTC, whatever the machine's
+            # (a DuckDB without ICU has no such setting, and writes UTC anyway).
+            with contextlib.suppress(duckdb.Error):
+                con.execute("SET TimeZone = 'UTC'")
+            # (no run: run 0, which never exists, gives the columns without rows)
+            parts = [queries.sample_summary(con, r) for r in runs or [0]]
+            summary = pa.concat_tables(parts)
+            con.register("exported_sample_summary", summary)
+            where = "" if run_id is None else f"WHERE run_id = {int(run_id)}"
+            for name in EXPORTS:
+                source = "exported_sample_summary" if name == "sample_summary" else name
+                order = _EXPORT_ORDER.get(name)
+                query = (
+                    f"SELECT * FROM {source}"
+                    + ("" if name == "schema_version" else f" {where}")
+                    + (f" ORDER BY {order}" if order else "")
+                )
+                path = out / f"{name}.{fmt}"
                 target = str(path).replace("'", "''")
-                con.execute(f"COPY (SELECT * FROM {table} {where}) TO '{target}' ({options})")
-                written.append(path)
-        return written
+                row = con.execute(f"COPY ({query}) TO '{target}' ({options})").fetchone()
+                paths.append(path)
+                if written is not None:
+                    written(path, int(row[0]) if row else 0)
+            con.unregister("exported_sample_summary")
+        return paths
 
     def run_spec(self, run_id: int) -> queries.RunSpec | None:
         """The experiment file ``run_id`` was started from (text and path); None if no run."""
