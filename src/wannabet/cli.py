@@ -768,8 +768,64 @@ for _fmt, _help in (
         "hyperfine",
         "Import hyperfine --export-json: each command a condition, each run an observation.",
     ),
+    ("hammerdb", "Import HammerDB transaction-timing (xtprof) output, as aggregates."),
 ):
     _plain_format_command(_fmt, _help)
+
+
+SampleIntervalOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sample-interval",
+        help="Slice each file's transactions into samples of this length, e.g. 10s; default"
+        " one sample per file.",
+    ),
+]
+
+
+def _sliced_format_command(fmt: str, help_text: str) -> None:
+    """Register ``wannabet import FMT`` for a per-transaction format that can be sliced into
+    samples (``--sample-interval``), as pgbench's logs can."""
+
+    @import_app.command(fmt, help=help_text)
+    @handled
+    def command(
+        files: FilesArgument,
+        condition: ConditionOption = None,
+        condition_from_filename: ConditionFromFilename = None,
+        sample_interval: SampleIntervalOption = None,
+        run_id: AppendOption = None,
+        force: ForceOption = False,
+        name: NameOption = None,
+        results: ResultsOption = Path(DEFAULT_RESULTS),
+    ) -> None:
+        from wannabet import importers
+
+        store = Store(results)
+        new_id = getattr(importers, f"import_{fmt}")(
+            store,
+            files,
+            conditions=_rule(condition, condition_from_filename),
+            run_id=run_id,
+            force=force,
+            name=name,
+            sample_interval_s=duration_option(sample_interval, "--sample-interval"),
+        )
+        _imported(store, new_id, files)
+
+
+for _fmt, _help in (
+    (
+        "benchbase",
+        "Import BenchBase results: .raw.csv per-transaction files with their summary.json.",
+    ),
+    (
+        "ycsb",
+        "Import YCSB raw measurements (or HdrHistogram interval logs, whose samples are their"
+        " intervals).",
+    ),
+):
+    _sliced_format_command(_fmt, _help)
 
 
 class Metric(StrEnum):

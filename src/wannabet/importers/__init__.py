@@ -6,18 +6,24 @@ One module per format; each reads its files (DuckDB for the large ones), builds 
 """
 
 from wannabet.importers._common import ConditionRule
+from wannabet.importers.benchbase import import_benchbase
 from wannabet.importers.csv import import_csv
+from wannabet.importers.hammerdb import import_hammerdb
 from wannabet.importers.hyperfine import import_hyperfine
 from wannabet.importers.pgbench import import_pgbench, parse_summary
 from wannabet.importers.swingbench import import_swingbench
 from wannabet.importers.sysbench import import_sysbench
+from wannabet.importers.ycsb import import_ycsb
 
 __all__ = [
     "ConditionRule",
+    "import_benchbase",
     "import_csv",
+    "import_hammerdb",
     "import_hyperfine",
     "import_pgbench",
     "import_swingbench",
     "import_sysbench",
+    "import_ycsb",
     "parse_summary",
 ]
