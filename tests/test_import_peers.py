@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from wannabet.cli import app
 from wannabet.errors import ImportError_, MissingExtra
-from wannabet.importers import ConditionRule, import_benchbase, import_hammerdb, import_ycsb
+from wannabet.importers import ConditionRule, import_hammerdb, import_ycsb
 from wannabet.store import Store
 from wannabet.testing import cli
 
