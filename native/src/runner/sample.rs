@@ -58,6 +58,10 @@ pub(super) struct Shared {
     fatal: Mutex<Option<Fatal>>,
     pub(super) finished: Mutex<usize>,
     pub(super) finished_cv: Condvar,
+    /// Per session: its work is over (the last transaction ended, or the thread exits).
+    /// What follows is teardown (closing the connection: a SQLite close may checkpoint the
+    /// whole WAL), which is not the sample's and so not held to its deadline.
+    pub(super) work_ended: Mutex<Vec<bool>>,
     /// Every session registers here so a stop can cancel in-flight statements.
     pub(super) cancel: Canceller,
 }
@@ -66,6 +70,14 @@ impl Shared {
     /// Records the first fatal error and stops everybody, cancelling the
     /// statements other sessions are running: a session in a long statement
     /// would otherwise hold the failed sample open until it returned.
+    /// Session `idx`'s work is over; what remains is its teardown.
+    pub(super) fn end_work(&self, idx: usize) {
+        let mut ended = self.work_ended.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = ended.get_mut(idx) {
+            *e = true;
+        }
+    }
+
     pub(super) fn fail(&self, f: Fatal) {
         let mut slot = self.fatal.lock().unwrap();
         let first = slot.is_none();
@@ -274,6 +286,7 @@ impl Sample {
             fatal: Mutex::new(None),
             finished: Mutex::new(0),
             finished_cv: Condvar::new(),
+            work_ended: Mutex::new(vec![false; n]),
             cancel: Canceller::default(),
         });
         let mut handles = Vec::with_capacity(n);
@@ -308,6 +321,13 @@ impl Sample {
             .wait_timeout_while(done, timeout, |d| *d < n)
             .unwrap();
         *done >= n
+    }
+
+    /// Every session's work is over (only teardown may remain): the deadline no longer
+    /// applies.
+    pub fn work_over(&self) -> bool {
+        let ended = self.shared.work_ended.lock().unwrap();
+        ended.iter().all(|&e| e)
     }
 
     /// Asks every session to stop; what they recorded will be discarded.

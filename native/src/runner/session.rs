@@ -20,10 +20,11 @@ use crate::backend::{self, DbError, Session, Status, Store, WithSession};
 use crate::script::{eval, Prng, ScriptError, Value};
 
 /// Counts the thread as finished however it exits, so the waiter never hangs.
-struct FinishGuard<'a>(&'a Shared);
+struct FinishGuard<'a>(&'a Shared, usize);
 
 impl Drop for FinishGuard<'_> {
     fn drop(&mut self) {
+        self.0.end_work(self.1);
         let mut d = self.0.finished.lock().unwrap_or_else(|e| e.into_inner());
         *d += 1;
         self.0.finished_cv.notify_all();
@@ -35,7 +36,7 @@ const RECONNECT_FIRST_WAIT: Duration = Duration::from_millis(100);
 const RECONNECT_MAX_WAIT: Duration = Duration::from_secs(2);
 
 pub(super) fn thread_main(sh: Arc<Shared>, idx: usize) -> ThreadOut {
-    let _done = FinishGuard(&sh);
+    let _done = FinishGuard(&sh, idx);
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         let mut out = ThreadOut::default();
         let mut state: Option<LoopState> = None;
@@ -156,7 +157,7 @@ impl WithSession for SessionJob<'_> {
                 Err(ended) => return ended,
             };
             self.out.reconnects += 1;
-            return run_loop(s, sh, self.idx, self.out, st, &maps);
+            return end_work(sh, self.idx, run_loop(s, sh, self.idx, self.out, st, &maps));
         }
         let mut arrival = Arrival {
             gate: &sh.gate,
@@ -173,8 +174,17 @@ impl WithSession for SessionJob<'_> {
         let st = self
             .state
             .insert(LoopState::new(&sh.plan, self.idx, t0, self.out));
-        run_loop(s, sh, self.idx, self.out, st, &maps)
+        end_work(sh, self.idx, run_loop(s, sh, self.idx, self.out, st, &maps))
     }
+}
+
+/// A session whose loop ended for good (not `Lost`: a reconnect may go on) has done its
+/// work before its connection is closed: the close is teardown, outside the deadline.
+fn end_work(sh: &Shared, idx: usize, ended: Ended) -> Ended {
+    if !matches!(ended, Ended::Lost) {
+        sh.end_work(idx);
+    }
+    ended
 }
 
 /// Per capture: (result column, slot) pairs.
