@@ -416,7 +416,7 @@ def test_run_until_decided_from_the_command_line_shows_each_block(tmp_path: Path
     # Each block's interval and state, as the progress display prints them off a terminal.
     assert result.stderr.count("copy=b vs copy=a:") == 4
     assert "block 4:" in result.stderr and "block 5:" not in result.stderr
-    assert "sample 4/≤4" in result.stderr  # the most samples, not a fixed count
+    assert "copy=b #4/≤4 (block 4)" in result.stderr  # the most samples, not a fixed count
     # summary says how the run stopped, in the terminal and in Markdown.
     for fmt in ("table", "markdown"):
         shown = CliRunner().invoke(app, ["summary", "-r", results, "-f", fmt]).stdout

@@ -43,6 +43,10 @@ def load_observations(
     A condition without a single value (every transaction failed, say) is an error, or with
     ``skip_empty`` left out, so the caller can compare the others and say which it left out.
 
+    Each value's sample is given by its number within its condition (1-based, in run order,
+    counting every stored sample of the condition, as :func:`sample_numbers`), the number every
+    output names a sample by (``off #4``).
+
     ``latency``: per successful transaction, its latency in ms with its sample (in run order),
     session and time since the run started. A condition of at most :data:`SHAPE_SUBSET`
     transactions, every one stored, gives them all. A larger one, or one whose rows were not
@@ -72,12 +76,27 @@ def load_observations(
         return _latency_observations(store, run, conditions, include_warmup, skip_empty, seed)
     with store.read() as con:
         tps = queries.sample_tps(con, run_id)
+    number = sample_numbers(store, run_id)
     out = []
     for c in conditions:
         mine = tps.condition_id == c.condition_id
         if skip_empty and not mine.any():
             continue
-        out.append(Observations(c.label, tps.tps[mine], tps.position[mine]))
+        ids = np.array([number[int(p)] for p in tps.position[mine]], dtype=np.int64)
+        out.append(Observations(c.label, tps.tps[mine], ids))
+    return out
+
+
+def sample_numbers(store: Store, run_id: int) -> dict[int, int]:
+    """Position in the run → the sample's number within its condition: 1-based, in run order,
+    counting every stored sample (degraded or empty ones too), so a sample keeps its number
+    whatever an analysis leaves out."""
+    seen: dict[int, int] = {}
+    out = {}
+    for s in store.samples(run_id):
+        cid = int(s["condition_id"])
+        seen[cid] = seen.get(cid, 0) + 1
+        out[int(s["position"])] = seen[cid]
     return out
 
 
@@ -116,6 +135,7 @@ def _latency_observations(
         }
         blocks = [b for plan in plans.values() for b in plan.blocks]
         rows = queries.transaction_blocks(con, run_id, blocks, include_warmup=include_warmup)
+    number = sample_numbers(store, run_id)
     w_row = {int(sid): i for i, sid in enumerate(windows.sample_id)}
     start_col = windows.t0_ns if include_warmup else windows.measure_start_ns
     origin = int(start_col.min()) if start_col.size else 0
@@ -143,8 +163,9 @@ def _latency_observations(
         sid_all = np.concatenate(sample_id)
         order = np.argsort(sid_all, kind="stable")
         m = plan.moments
-        position = dict(zip(m.sample_id.tolist(), m.position.tolist(), strict=True))
-        sample = np.array([position[int(x)] for x in sid_all[order]], dtype=np.int64)
+        numbers = np.array([number[int(p)] for p in m.position], dtype=np.int64)
+        of_sample = dict(zip(m.sample_id.tolist(), numbers.tolist(), strict=True))
+        sample = np.array([of_sample[int(x)] for x in sid_all[order]], dtype=np.int64)
         time_s = None
         if run.timed:
             time_s = (np.concatenate(start)[order] - origin) / 1e9
@@ -153,7 +174,7 @@ def _latency_observations(
         if not plan.complete:
             merged = histogram.merge(*(hists[int(sid)] for sid in m.sample_id if int(sid) in hists))
             exact = Moments(
-                sample=m.position,
+                sample=numbers,
                 count=m.count,
                 total=m.sum_ms,
                 total_sq=m.sumsq_ms,
@@ -280,7 +301,7 @@ def _result_samples(
         out.append(
             ConditionSamples(
                 condition=c.label,
-                position=np.array([int(s["position"]) for s in samples], dtype=np.int64),
+                position=np.arange(1, len(samples) + 1, dtype=np.int64),  # sample #k
                 count=column(results.count),
                 sum_ms=column(results.sum),
                 sumsq_ms=column(results.sumsq),
@@ -345,7 +366,7 @@ def load_condition_samples(
         out.append(
             ConditionSamples(
                 condition=c.label,
-                position=np.array([int(s["position"]) for s in samples], dtype=np.int64),
+                position=np.arange(1, len(samples) + 1, dtype=np.int64),  # sample #k
                 count=column("count"),
                 sum_ms=column("sum_ms"),
                 sumsq_ms=column("sumsq_ms"),

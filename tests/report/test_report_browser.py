@@ -206,20 +206,94 @@ def test_bayesian_section_renders(browser: Browser, sqlite_runs: Runs, tmp_path:
        "--bayes", "--bayes-model", "gamma", "-o", str(out))  # fmt: skip
     page = browser.open(out, screenshot="report-bayes.png")
     assert_rendered(page, SQLITE | {"posterior"})
-    header = page.driver.find_element("css selector", "#verdict-table tr").text
-    assert "HDI" in header and "P(faster)" in header
-    # With the Bayesian columns the verdict table still fits a 1280 px window (issue #16).
-    d = page.driver
+    header = page.driver.find_element("css selector", "#bayes-verdict-table tr").text
+    assert "HDI" in header and "P(faster)" in header and "ROPE decision" in header
+    assert_verdict_fits(page.driver, 1280)
+
+
+# Per verdict table: its box, and every cell that holds a figure or a decision (td.num, and the
+# verdict and ROPE decision words) with the number of lines its text takes.
+_VERDICT_LAYOUT = """
+const tables = Array.from(document.querySelectorAll('#verdict table'))
+  .filter(t => t.id.endsWith('verdict-table'));
+function lines(el) {
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const tops = new Set();
+  for (const r of range.getClientRects()) { if (r.width > 0) tops.add(Math.round(r.top)); }
+  return tops.size;
+}
+return {
+  viewport: document.documentElement.clientWidth,
+  scroll: document.documentElement.scrollWidth,
+  tables: tables.map(t => ({
+    id: t.id,
+    right: t.getBoundingClientRect().right,
+    scroll: t.scrollWidth,
+    client: t.clientWidth,
+    headers: Array.from(t.querySelectorAll('th')).map(h => [
+      h.textContent.trim(), h.getBoundingClientRect().right]),
+    cells: Array.from(t.querySelectorAll('td')).map(c => ({
+      text: c.textContent.trim(),
+      figure: c.classList.contains('num') || c.classList.contains('word')
+        || ['faster', 'slower', 'no-difference', 'inconclusive'].some(v => c.classList.contains(v)),
+      lines: lines(c),
+      right: c.getBoundingClientRect().right,
+      overflow: c.scrollWidth - c.clientWidth,
+    })),
+  })),
+};
+"""
+
+
+def assert_verdict_fits(driver: Any, width: int) -> dict[str, Any]:
+    """At ``width`` px: no horizontal scrolling, every verdict column inside the window, and
+    every figure and decision whole on one line (not broken or cut to fit)."""
     try:
-        d.set_window_size(1280, 1000)
-        width = d.execute_script("return window.innerWidth")
-        right = d.execute_script(
-            "return document.getElementById('verdict-table').getBoundingClientRect().right"
-        )
-        scroll = d.execute_script("return document.documentElement.scrollWidth")
-        assert right <= width and scroll <= width, (right, scroll, width)
+        driver.set_window_size(width, 1000)
+        layout: dict[str, Any] = driver.execute_script(_VERDICT_LAYOUT)
     finally:
-        d.set_window_size(1100, 1400)
+        driver.set_window_size(1100, 1400)
+    viewport = layout["viewport"]
+    assert viewport <= width
+    assert layout["scroll"] <= viewport, layout["scroll"]
+    assert layout["tables"], "no verdict table"
+    for t in layout["tables"]:
+        assert t["right"] <= viewport and t["scroll"] <= t["client"], t["id"]
+        for name, right in t["headers"]:
+            assert right <= viewport, (t["id"], name, right)
+        for c in t["cells"]:
+            assert c["right"] <= viewport and c["overflow"] <= 0, (t["id"], c)
+            if c["figure"]:
+                assert c["lines"] == 1, (t["id"], c)
+    return layout
+
+
+def test_a_wide_verdict_fits_1280_px(browser: Browser, sqlite_runs: Runs, tmp_path: Path) -> None:
+    """Issue #21: five comparisons with the Bayesian decision, in a 1280 px window, show every
+    verdict column without scrolling, and no interval or decision is broken across lines."""
+    from wannabet.analysis.bayes import BayesOptions
+    from wannabet.reports import build_report
+    from wannabet.store import Store
+    from wannabet.verdicts import ComparisonOptions
+
+    built = build_report(
+        Store(sqlite_runs.results),
+        [sqlite_runs.ids["six"]],
+        ComparisonOptions(bayes=BayesOptions(model="gamma", seed=1)),
+    )
+    assert built.doc is not None and len(built.doc["comparisons"]) == 5
+    out = tmp_path / "wide-verdict.html"
+    out.write_text(built.html, encoding="utf-8")
+    page = browser.open(out, screenshot="report-wide-verdict.png")
+    layout = assert_verdict_fits(page.driver, 1280)
+    headers = [h for t in layout["tables"] for h, _ in t["headers"]]
+    for column in ("Δ mean", "p (adj.)", "verdict", "HDI", "P(faster)", "ROPE decision"):
+        assert any(column in h for h in headers), (column, headers)
+    # Every comparison has its row in each table, with its interval and its decision.
+    for t in layout["tables"]:
+        labels = {c["text"] for c in t["cells"]}
+        assert {"synchronous=OFF,cache=2000", "synchronous=NORMAL,cache=100"} <= labels
 
 
 HOSTILE = "</script><script>document.title='PWNED'</script>\"\u2028'\\"

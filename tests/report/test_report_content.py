@@ -244,7 +244,7 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
         [sqlite_runs.ids["two"]],
         ComparisonOptions(bayes=BayesOptions(model="gamma", seed=1)),
     )
-    assert "posterior" in built.charts
+    assert "posterior" in built.chart_keys
     assert built.doc is not None
     pair = built.doc["comparisons"][0]["bayes"]
     lo, hi = pair["hdi_pct"]
@@ -252,7 +252,7 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
     assert interval([lo, hi], "%") in built.html
     parser = _Scripts()
     parser.feed(built.html)
-    spec = json.loads(parser.scripts[built.charts.index("posterior")][1])
+    spec = json.loads(parser.scripts[built.chart_keys.index("posterior")][1])
     shaded = [r["change"] for d in spec["datasets"].values() for r in d if r["kind"] == "hdi"]
     # Chart data carry 5 significant digits: the edges may round outwards by half a unit.
     tol = 0.5 * 10 ** (math.floor(math.log10(max(abs(lo), abs(hi)))) - 4) + 1e-9
@@ -260,7 +260,7 @@ def test_bayesian_section_with_a_real_posterior(sqlite_runs: Runs) -> None:
 
 
 def test_unit_of_work_section_from_stored_statistics(sqlite_runs: Runs, tmp_path: Path) -> None:
-    from wannabet.render.format import fmt_num
+    from wannabet.render.format import time_unit
     from wannabet.work import unit_of_work_for_run
 
     store = Store(sqlite_runs.results)
@@ -271,22 +271,24 @@ def test_unit_of_work_section_from_stored_statistics(sqlite_runs: Runs, tmp_path
     # The run is a closed loop of 2 sessions: on a machine with 2 cores or more nothing can
     # queue for a CPU, so no M/M/m curve is drawn, and the notes say why.
     cores = len(os.sched_getaffinity(0))
-    assert ("response-curve" in built.charts) == (cores < 2)
+    assert ("response-curve" in built.chart_keys) == (cores < 2)
     if cores >= 2:
         assert all(any("cannot queue for CPU" in n for n in u.notes) for u in units)
     table = built.html[built.html.index('id="unit-of-work-table"') :]
     table = table[: table.index("</table>")]
-    # The table shows the analysis' own figures for every condition of the run.
+    # The table shows the analysis' own figures for every condition of the run, in one unit.
+    unit = time_unit(u.response_ms_per_unit.mean for u in units if u.response_ms_per_unit)
+    assert f"<th>CPU {unit}/unit</th>" in table
     for u in units:
         assert u.cpu_ms_per_unit is not None and u.response_ms_per_unit is not None
         assert u.condition in table
-        assert fmt_num(u.cpu_ms_per_unit.mean) in table
-        assert fmt_num(u.response_ms_per_unit.mean) in table
-    if "response-curve" in built.charts:
+        assert unit.num(u.cpu_ms_per_unit.mean) in table
+        assert unit.num(u.response_ms_per_unit.mean) in table
+    if "response-curve" in built.chart_keys:
         # The curve marks where each condition ran.
         parser = _Scripts()
         parser.feed(built.html)
-        spec = json.loads(parser.scripts[built.charts.index("response-curve")][1])
+        spec = json.loads(parser.scripts[built.chart_keys.index("response-curve")][1])
         layers = spec.get("layer", [])
         assert [layer["mark"]["type"] for layer in layers] == ["line", "point"]
 
@@ -307,7 +309,7 @@ def test_unit_of_work_section_from_stored_statistics(sqlite_runs: Runs, tmp_path
     )
     imported = build_report(Store(results))
     assert "No database statistics were collected for this run." in imported.html
-    assert "response-curve" not in imported.charts
+    assert "response-curve" not in imported.chart_keys
 
 
 def test_unit_of_work_section_from_supplied_rows(sqlite_runs: Runs) -> None:
@@ -325,8 +327,10 @@ def test_unit_of_work_section_from_supplied_rows(sqlite_runs: Runs) -> None:
     )
     built = build_report(store, [sqlite_runs.ids["two"]], unit_of_work=uow)
     assert "No database statistics" not in built.html
-    assert "response-curve" in built.charts
-    assert "WALWrite 0.500 ms" in built.html and "9,800" in built.html
+    assert "response-curve" in built.chart_keys
+    # Response times of 1.02 and 0.1 ms: the table is in µs, its top waits too.
+    assert "<th>response µs/unit</th>" in built.html
+    assert "WALWrite 500.0 µs" in built.html and "9,800" in built.html
 
 
 def test_differing_environments_are_shown_prominently(sqlite_runs: Runs, tmp_path: Path) -> None:
@@ -406,7 +410,7 @@ def test_a_condition_of_warm_up_only_gets_a_note() -> None:
         label="warm",
         run_id=1,
         levels={},
-        samples=(SamplePoint(1, "warm", 0, 0, None, 0, 0, None),),
+        samples=(SamplePoint(1, "warm", 0, 0, 1, None, 0, 0, None),),
         transactions=0,
         errors=0,
         errors_by_status={},
@@ -574,13 +578,17 @@ def test_a_run_with_several_types_shows_each_types_p99_verdict(tmp_path: Path) -
     report = build_report(store, [], ComparisonOptions())
     table = report.html.split('id="per-type-table"')[1].split("</table>")[0]
     rows = re.findall(
-        r"<tr><td>(\w+)</td><td>after</td><td>before</td>.*?"
+        r"<tr><td class=\"label\">(\w+)</td><td class=\"label\">after</td>"
+        r"<td class=\"label\">before</td>.*?"
         r"<td class=\"(faster|slower|no-difference|inconclusive)\">",
         table,
     )
     assert dict(rows)["update"] == "slower"
     assert dict(rows)["lookup"] != "slower"
     assert "Per transaction type: p99" in report.html
+    # Each row shows the two p99s (a row's "values" once printed a dict method instead).
+    assert "built-in method" not in table
+    assert len(re.findall(r'<td class="num">[\d.,]+ → [\d.,]+</td>', table)) == len(rows)
 
 
 def test_small_figures_keep_their_digits() -> None:

@@ -74,8 +74,12 @@ class Diagnostic:
         return {"code": self.code, "message": self.message, "advice": self.advice}
 
 
-def _list(ids: tuple[int, ...], limit: int = 8) -> str:
-    shown = ", ".join(str(i) for i in ids[:limit])
+def _list(condition: str, ids: tuple[int, ...], limit: int = 8) -> str:
+    """Samples named as every output names them: the condition and each sample's number in
+    it (``off #4, off #9``). The numbers are the observations' sample ids: for a stored run,
+    each sample's rank within its condition, 1-based, in run order
+    (:func:`wannabet.datasets.load_observations`)."""
+    shown = ", ".join(f"{condition} #{i}" for i in ids[:limit])
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
@@ -154,7 +158,7 @@ def condition_diagnostics(
             Diagnostic(
                 "outliers",
                 f"{len(o.samples)} sample(s) of {c!r} are outliers by the modified z-score "
-                f"(|Mz| > {o.threshold:g}): sample {_list(o.samples)}; they are kept in every "
+                f"(|Mz| > {o.threshold:g}): {_list(c, o.samples)}; they are kept in every "
                 "statistic",
                 "inspect those samples (background jobs, autovacuum, noisy neighbours); rerun "
                 "the experiment rather than deleting them",

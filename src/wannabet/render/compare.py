@@ -22,6 +22,7 @@ from wannabet.documents import (
 )
 from wannabet.render.format import (
     clean_strings,
+    column_unit,
     fixed,
     fmt_num,
     interval,
@@ -57,7 +58,9 @@ def compare_table(doc: ComparisonDocument) -> Group:
     # Labels and messages come from results files: no escape sequence reaches the terminal.
     doc = clean_strings(doc)
     unit = doc["unit"]
-    title = f"{_runs(doc)} · {doc['metric']} ({unit})"
+    # Latencies in the unit that suits the table (µs, ms or s); the JSON stays in ms.
+    shown = column_unit(unit, (c["median"] for c in doc["conditions"]))
+    title = f"{_runs(doc)} · {doc['metric']} ({shown})"
     title += f" · {doc['level']} level · α={doc['alpha']} · ROPE ±{doc['rope_pct']:g}%"
     title += _stat_title(doc)
     stat = doc.get("stat")
@@ -71,17 +74,17 @@ def compare_table(doc: ComparisonDocument) -> Group:
     for c in doc["conditions"]:
         first = [escape(c["condition"])]
         if stat is not None:
-            first.append(fmt_num(c.get("stat_value")))
+            first.append(shown.num(c.get("stat_value")))
         conditions.add_row(
             *first,
             str(c["n"]),
-            fmt_num(c["mean"]),
-            fmt_num(c["sd"]),
-            fmt_num(c["median"]),
-            fmt_num(c["p95"]),
+            shown.num(c["mean"]),
+            shown.num(c["sd"]),
+            shown.num(c["median"]),
+            shown.num(c["p95"]),
             "–" if c["cv"] is None else f"{100 * c['cv']:.1f}%",
             p_value(c["normality"]["p"]),
-            interval(c["clt"]["mean_ci95"]),
+            shown.interval(c["clt"]["mean_ci95"]),
         )
     parts: list[Any] = [conditions]
     bets = []
@@ -91,7 +94,7 @@ def compare_table(doc: ComparisonDocument) -> Group:
             within = clt["within_sd_range_2"]
             check = (
                 f" ({within['count']} of {within['n']} observed lie within ±2 sd,"
-                f" {interval(clt['sd_range_2'])})"
+                f" {shown.interval(clt['sd_range_2'])} {shown})"
                 if not clt["bet"].startswith("no bet")
                 else ""
             )
@@ -205,7 +208,8 @@ def _types_table(types: list[ComparisonDocument], unit: str) -> Table:
     )
     table.add_column("type", style="bold", overflow="fold")
     table.add_column("condition", overflow="fold")
-    for name in (f"baseline {unit}", f"condition {unit}", "Δ mean", "CI", "p (adj.)", "verdict"):
+    shown = column_unit(unit, (c.get("stat_value") for t in types for c in t["conditions"]))
+    for name in (f"baseline {shown}", f"condition {shown}", "Δ mean", "CI", "p (adj.)", "verdict"):
         table.add_column(name, justify="left" if name == "verdict" else "right")
     for t in types:
         values = {c["condition"]: c.get("stat_value") for c in t["conditions"]}
@@ -214,8 +218,8 @@ def _types_table(types: list[ComparisonDocument], unit: str) -> Table:
             table.add_row(
                 escape(str(t.get("txn"))),
                 escape(f"{pair['condition']} vs {pair['baseline']}"),
-                fmt_num(values.get(pair["baseline"])),
-                fmt_num(values.get(pair["condition"])),
+                shown.num(values.get(pair["baseline"])),
+                shown.num(values.get(pair["condition"])),
                 pct(pair["delta_pct"]),
                 interval(pair["ci_pct"], "%"),
                 p_value(pair["p_adjusted"]),

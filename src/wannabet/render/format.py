@@ -1,16 +1,23 @@
-"""How every output format writes a number, a percentage, a p-value, an interval and a label.
+"""How every output format writes a number, a percentage, a p-value, an interval, a latency,
+a sample's name and a label.
 
 One home for these, so a terminal table, a Markdown table and the HTML report print the same
-figure the same way. Labels and messages come from results files: :func:`strip_control`,
-:func:`one_line`, :func:`cell` and :func:`markup` keep escape sequences, control characters and
-line breaks from reaching a terminal, breaking a table row or becoming rich markup.
+figure the same way. Latencies are carried in ms everywhere (JSON and CSV too); a table shows a
+column of them in the :class:`TimeUnit` :func:`time_unit` picks for it (ns, µs, ms or s). A
+sample is named by :func:`sample_name` (``off #4 (block 4)``) wherever it is shown.
+
+Labels and messages come from results files: :func:`strip_control`, :func:`one_line`,
+:func:`cell` and :func:`markup` keep escape sequences, control characters and line breaks from
+reaching a terminal, breaking a table row or becoming rich markup.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 #: what a missing figure prints as
@@ -60,6 +67,88 @@ def finite_num(value: float | None, suffix: str = "") -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return MISSING
     return fmt_num(value) + suffix
+
+
+@dataclass(frozen=True, slots=True)
+class TimeUnit:
+    """The unit a column of latencies is shown in; the values themselves are always in ms.
+
+    ``per_ms`` is how many of the unit make one millisecond (1,000 for µs).
+    """
+
+    name: str
+    per_ms: float
+
+    def scaled(self, value_ms: float | None) -> float | None:
+        """``value_ms`` in this unit; None when missing, infinite or NaN."""
+        if value_ms is None or not math.isfinite(float(value_ms)):
+            return None
+        return float(value_ms) * self.per_ms
+
+    def num(self, value_ms: float | None) -> str:
+        """``value_ms`` in this unit, as :func:`fmt_num` writes it (without the unit)."""
+        return finite_num(self.scaled(value_ms))
+
+    def interval(self, pair: Sequence[float | None] | None) -> str:
+        """``[low, high]`` of two values in ms, in this unit."""
+        if not pair or len(pair) < 2:
+            return MISSING
+        return interval([self.scaled(pair[0]), self.scaled(pair[1])])
+
+    def __str__(self) -> str:
+        return self.name
+
+
+NS = TimeUnit("ns", 1e6)
+US = TimeUnit("µs", 1e3)
+MS = TimeUnit("ms", 1.0)
+S = TimeUnit("s", 1e-3)
+
+
+def time_unit(values_ms: Iterable[float | None]) -> TimeUnit:
+    """The unit for a column (or a table, or a chart axis) of latencies given in ms.
+
+    As hyperfine and criterion do, one unit for the whole column so its values compare, chosen
+    from its typical value (the median of its finite, non-zero magnitudes): the largest of s,
+    ms, µs and ns in which that value is at least 1. ms when there is nothing to go by.
+    """
+    sizes = [
+        abs(float(v))
+        for v in values_ms
+        if v is not None and math.isfinite(float(v)) and float(v) != 0.0
+    ]
+    if not sizes:
+        return MS
+    typical = statistics.median(sizes)
+    for unit in (S, MS, US):
+        if typical * unit.per_ms >= 1.0:
+            return unit
+    return NS
+
+
+def column_unit(unit: str, values: Iterable[float | None]) -> TimeUnit:
+    """How to show a column whose values are in ``unit``: latencies (``"ms"``) in the
+    :func:`time_unit` that suits them; anything else (``"tps"``) as it is, under its own name."""
+    return time_unit(values) if unit == "ms" else TimeUnit(unit, 1.0)
+
+
+def duration(value_ms: float | None) -> str:
+    """One latency (in ms) in the unit that suits it alone: ``400 ns``, ``1.23 ms``, ``2.50 s``."""
+    if value_ms is None or not math.isfinite(float(value_ms)):
+        return MISSING
+    unit = time_unit([value_ms])
+    return f"{unit.num(value_ms)} {unit.name}"
+
+
+def sample_name(
+    condition: str, number: int, block: int | None = None, *, of: int | str | None = None
+) -> str:
+    """How every output names one sample: its condition, its number within the condition
+    (1-based, in run order: every stored sample of the condition counts) and, where known, its
+    block (1-based): ``off #4 (block 4)``. ``of``: the condition's number of samples, for a
+    progress line (``off #4/10 (block 4)``)."""
+    name = f"{condition} #{number}" + ("" if of is None else f"/{of}")
+    return name if block is None else f"{name} (block {block})"
 
 
 def p_value(p: float | None) -> str:

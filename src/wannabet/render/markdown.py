@@ -13,9 +13,10 @@ from typing import Any
 
 from wannabet.documents import ComparisonDocument, PairDocument
 from wannabet.render.format import (
+    TimeUnit,
     cell,
+    column_unit,
     fixed,
-    fmt_num,
     interval,
     one_line,
     p_value,
@@ -76,6 +77,12 @@ def markdown_table(
     return "\n".join(lines) + "\n"
 
 
+def shown_unit(doc: ComparisonDocument) -> TimeUnit:
+    """The unit the conditions' figures are shown in: latencies in the one that suits them
+    (µs, ms or s, as the terminal table), anything else in the document's own."""
+    return column_unit(doc["unit"], (c["median"] for c in doc.get("conditions", [])))
+
+
 def conditions_markdown(doc: ComparisonDocument) -> str:
     """Per-condition statistics of a comparison document as an aligned Markdown table.
 
@@ -83,6 +90,7 @@ def conditions_markdown(doc: ComparisonDocument) -> str:
     other columns describe the per-sample values of the statistic.
     """
     stat = doc.get("stat")
+    u = shown_unit(doc)
     if stat is not None:
         return markdown_table(
             [
@@ -97,12 +105,12 @@ def conditions_markdown(doc: ComparisonDocument) -> str:
             [
                 [
                     c["condition"],
-                    fmt_num(c.get("stat_value")),
+                    u.num(c.get("stat_value")),
                     c["n"],
-                    fmt_num(c["mean"]),
-                    fmt_num(c["sd"]),
-                    fmt_num(c["median"]),
-                    interval(c["clt"]["mean_ci95"]),
+                    u.num(c["mean"]),
+                    u.num(c["sd"]),
+                    u.num(c["median"]),
+                    u.interval(c["clt"]["mean_ci95"]),
                 ]
                 for c in doc["conditions"]
             ],
@@ -112,12 +120,12 @@ def conditions_markdown(doc: ComparisonDocument) -> str:
         [
             c["condition"],
             c["n"],
-            fmt_num(c["mean"]),
-            fmt_num(c["sd"]),
-            fmt_num(c["median"]),
-            fmt_num(c["p95"]),
+            u.num(c["mean"]),
+            u.num(c["sd"]),
+            u.num(c["median"]),
+            u.num(c["p95"]),
             p_value(c["normality"]["p"]),
-            interval(c["clt"]["mean_ci95"]),
+            u.interval(c["clt"]["mean_ci95"]),
         ]
         for c in doc["conditions"]
     ]
@@ -210,7 +218,9 @@ def sequential_markdown(doc: ComparisonDocument) -> str:
 def types_markdown(doc: ComparisonDocument) -> str:
     """Each transaction type's verdict on its mean (the document's ``types``); empty without."""
     rows = []
-    for t in doc.get("types", []):
+    types = doc.get("types", [])
+    u = column_unit(doc["unit"], (c.get("stat_value") for t in types for c in t["conditions"]))
+    for t in types:
         values = {c["condition"]: c.get("stat_value") for c in t["conditions"]}
         for c in t["comparisons"]:
             rows.append(
@@ -218,8 +228,8 @@ def types_markdown(doc: ComparisonDocument) -> str:
                     str(t.get("txn")),
                     c["condition"],
                     c["baseline"],
-                    fmt_num(values.get(c["baseline"])),
-                    fmt_num(values.get(c["condition"])),
+                    u.num(values.get(c["baseline"])),
+                    u.num(values.get(c["condition"])),
                     pct(c["delta_pct"]),
                     interval(c["ci_pct"], "%"),
                     p_value(c["p_adjusted"]),
@@ -228,7 +238,7 @@ def types_markdown(doc: ComparisonDocument) -> str:
             )
     if not rows:
         return ""
-    unit = doc["unit"]
+    unit = u.name
     return "Per transaction type (mean of the type):\n\n" + markdown_table(
         ["type", "condition", "baseline", f"baseline {unit}", f"condition {unit}", "Δ mean", "CI",
          "p (adj.)", "verdict"],
@@ -245,7 +255,7 @@ def heading(doc: ComparisonDocument) -> str:
     else:
         what = f"Run {runs.get('run_id', '?')}: {runs.get('name', '')}"
     line = (
-        f"**{cell(what)}**, {doc['metric']} ({doc['unit']}), {doc['level']} level,"
+        f"**{cell(what)}**, {doc['metric']} ({shown_unit(doc)}), {doc['level']} level,"
         f" α = {doc['alpha']}, ROPE ±{doc['rope_pct']:g}%"
     )
     if "stat" in doc:

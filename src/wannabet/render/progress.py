@@ -1,4 +1,9 @@
-"""The live progress of a run: condition, sample k/n, current TPS and p99, ETA."""
+"""The live progress of a run: the sample (``off #2/6 (block 2)``), current TPS and p99, ETA.
+
+A sample is named as every output names it (:func:`wannabet.render.format.sample_name`): its
+condition, its number within the condition (1-based, in run order) out of the condition's
+samples, and its block (1-based).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from rich.progress import (
 from wannabet.analysis.sequential import SequentialComparison
 from wannabet.engine.base import SampleResult
 from wannabet.model import Condition, ScheduledSample
+from wannabet.render.format import duration, sample_name
 from wannabet.render.format import label as shown
 
 
@@ -96,13 +102,12 @@ class ProgressDisplay:
 
     def sample_started(self, sample: ScheduledSample, condition: Condition) -> None:
         k = self.done_per_condition[sample.condition_index] + 1
-        label = shown(condition.label)
         self._last = (0, time.monotonic())
         if self.task is not None:
             # The rate shown until the first tick of this sample is not the previous one's.
             self.progress.update(
                 self.task,
-                description=f"{label} · sample {k}/{self.of}",
+                description=self._name(shown(condition.label), k, sample.block),
                 tps="–",
                 p99="–",
             )
@@ -123,7 +128,7 @@ class ProgressDisplay:
             self.task,
             completed=self.completed_before + advance,
             tps=f"{tps:,.0f}",
-            p99=f"{p99_ms:.2f} ms",
+            p99=duration(p99_ms),
         )
 
     def sample_finished(self, sample: ScheduledSample, result: SampleResult, tps: float) -> None:
@@ -156,17 +161,21 @@ class ProgressDisplay:
         ok = (result.columns["status"] == 0) & (start >= result.t0_ns + self.warmup_ns)
         intended = result.columns["intended_start_ns"]
         latency_ms = (result.columns["end_ns"][ok] - intended[ok]) / 1e6
-        p99 = f"{np.percentile(latency_ms, 99):.2f} ms" if latency_ms.size else "–"
+        p99 = duration(float(np.percentile(latency_ms, 99))) if latency_ms.size else "–"
         elapsed = time.monotonic() - self._started
         eta = elapsed / finished * (self._total - finished)
         k = self.done_per_condition[sample.condition_index]
         label = shown(self._labels.get(sample.condition_index, "?"))
         self.console.print(
-            f"[{finished}/{self._total}] {label} · sample {k}/{self.of}:"
+            f"[{finished}/{self._total}] {self._name(label, k, sample.block)}:"
             f" {tps:,.0f} TPS, p99 {p99}, elapsed {_clock(elapsed)}, ETA {_clock(eta)}",
             highlight=False,
             soft_wrap=True,
         )
+
+    def _name(self, label: str, k: int, block: int) -> str:
+        """``off #2/6 (block 2)``: the sample's name with the condition's number of samples."""
+        return sample_name(label, k, block + 1, of=self.of)
 
 
 def _clock(seconds: float) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from wannabet.render.format import cell, fmt_num, markup, one_line
+from wannabet.render.format import TimeUnit, cell, fmt_num, markup, one_line, time_unit
 from wannabet.render.markdown import markdown_table
 from wannabet.store import ConditionSummary, RunInfo
 
@@ -96,7 +96,17 @@ def summary_json(
 
 
 _TYPE_HEADER: tuple[str, ...] = ("condition", "txn", "transactions", "errors", "TPS")
-_TYPE_HEADER += ("mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms")
+_LATENCY_COLUMNS = ("mean", "p50", "p95", "p99", "max")
+
+
+def _latency_units(table: Sequence[Sequence[Any]]) -> list[TimeUnit]:
+    """Per latency column (the last five cells of each row, in ms), the unit that suits it:
+    one unit a column, so its values compare (µs, ms or s); JSON and CSV stay in ms."""
+    return [time_unit(row[i] for row in table) for i in range(-5, 0)]
+
+
+def _latency_header(units: Sequence[TimeUnit]) -> list[str]:
+    return [f"{name} {u}" for name, u in zip(_LATENCY_COLUMNS, units, strict=True)]
 
 
 def _type_cells(t: TypeSummary) -> list[Any]:
@@ -111,7 +121,8 @@ def types_table(types: Sequence[TypeSummary]) -> Table:
     table = Table(title="Per transaction type", title_justify="left")
     table.add_column("condition", style="bold", overflow="fold")
     table.add_column("txn", overflow="fold")
-    for name in _TYPE_HEADER[2:]:
+    units = _latency_units([_type_cells(t) for t in types])
+    for name in (*_TYPE_HEADER[2:5], *_latency_header(units)):
         table.add_column(name, justify="right")
     for t in types:
         cells = _type_cells(t)
@@ -121,7 +132,8 @@ def types_table(types: Sequence[TypeSummary]) -> Table:
             markup(t.txn),
             str(t.transactions),
             errors,
-            *(fmt_num(c) for c in cells[4:]),
+            fmt_num(cells[4]),
+            *(u.num(c) for u, c in zip(units, cells[5:], strict=True)),
         )
     return table
 
@@ -129,11 +141,13 @@ def types_table(types: Sequence[TypeSummary]) -> Table:
 def types_markdown(types: Sequence[TypeSummary]) -> str:
     """The per-type rows as an aligned Markdown table, under a bold title."""
     body = []
+    units = _latency_units([_type_cells(t) for t in types])
     for t in types:
         cells = _type_cells(t)
-        body.append([cells[0], cells[1], str(cells[2]), str(cells[3])])
-        body[-1] += [fmt_num(c) for c in cells[4:]]
-    table = markdown_table(list(_TYPE_HEADER), body, ["left", "left"] + ["right"] * 8)
+        body.append([cells[0], cells[1], str(cells[2]), str(cells[3]), fmt_num(cells[4])])
+        body[-1] += [u.num(c) for u, c in zip(units, cells[5:], strict=True)]
+    header = [*_TYPE_HEADER[:5], *_latency_header(units)]
+    table = markdown_table(header, body, ["left", "left"] + ["right"] * 8)
     return "**Per transaction type**\n\n" + table
 
 
@@ -399,12 +413,13 @@ def summary_csv(rows: Sequence[ConditionSummary], types: Sequence[TypeSummary] =
 
 
 def summary_markdown(run: RunInfo, rows: Sequence[ConditionSummary]) -> str:
-    header = ["condition", "samples", "transactions", "errors", "TPS"]
-    header += ["mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms"]
+    units = _latency_units([_flat(row) for row in rows])
+    header = ["condition", "samples", "transactions", "errors", "TPS", *_latency_header(units)]
     body = []
     for row in rows:
         cells = _flat(row)
-        body.append([cells[0], *(str(c) for c in cells[1:4]), *(fmt_num(c) for c in cells[4:])])
+        body.append([cells[0], *(str(c) for c in cells[1:4]), fmt_num(cells[4])])
+        body[-1] += [u.num(c) for u, c in zip(units, cells[5:], strict=True)]
     table = markdown_table(header, body, ["left"] + ["right"] * 9)
     return f"**Run {run.run_id}: {cell(run.name)}** ({run.status})\n\n" + table
 
@@ -414,17 +429,8 @@ def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
         title=markup(f"Run {run.run_id}: {run.name} ({run.status})"), title_justify="left"
     )
     table.add_column("condition", style="bold", overflow="fold")
-    for name in (
-        "samples",
-        "transactions",
-        "errors",
-        "TPS",
-        "mean ms",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "max ms",
-    ):
+    units = _latency_units([_flat(row) for row in rows])
+    for name in ("samples", "transactions", "errors", "TPS", *_latency_header(units)):
         table.add_column(name, justify="right")
     for row in rows:
         cells = _flat(row)
@@ -434,7 +440,8 @@ def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
             str(cells[1]),
             str(cells[2]),
             errors,
-            *(fmt_num(c) for c in cells[4:]),
+            fmt_num(cells[4]),
+            *(u.num(c) for u, c in zip(units, cells[5:], strict=True)),
         )
     return table
 

@@ -227,9 +227,9 @@ def _run_conditions(
     for row, label in zip(rows, labels, strict=True):
         cid = row.condition_id
         points = []
-        for s in samples:
-            if s["condition_id"] != cid:
-                continue
+        # Every stored sample of the condition, in run order: the k-th is its sample #k.
+        mine = [s for s in samples if s["condition_id"] == cid]
+        for number, s in enumerate(mine, start=1):
             value = summ.means.get(int(s["sample_id"])) if metric == "latency" else s["tps"]
             points.append(
                 SamplePoint(
@@ -237,6 +237,7 @@ def _run_conditions(
                     condition=label,
                     position=int(s["position"]),
                     block=int(s["block"]),
+                    number=number,
                     value=_finite(value),
                     transactions=int(s["transactions"] or 0),
                     errors=int(s["errors"] or 0),

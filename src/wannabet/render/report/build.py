@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING, Any, cast
 from wannabet.analysis.agreement import disagreement
 from wannabet.documents import ComparisonDocument, PairDocument
 from wannabet.render.format import (
+    MS,
+    TimeUnit,
     finite_num,
-    fmt_num,
     interval,
     one_line,
     p_value,
     pct,
+    sample_name,
     speed_factor,
+    time_unit,
 )
 from wannabet.render.markdown import (
     comparison_markdown,
@@ -32,19 +35,44 @@ from wannabet.render.report.page import Chart, render_page
 from wannabet.render.summary import relation_sections
 
 if TYPE_CHECKING:
+    import altair as alt
+
     from wannabet.analysis.bayes import BayesPair
 
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """A built report: the page, its verdict table in Markdown, and what it is built from."""
+    """A built report: the page, its verdict table in Markdown, and what it is built from.
+
+    ``charts`` holds every chart of the page in page order, each a
+    :class:`~wannabet.render.report.page.Chart` with its ``key``, its Vega-Lite ``spec`` and
+    its Altair chart (``altair``); :meth:`chart` finds one by key.
+    """
 
     html: str
     markdown: str
     doc: ComparisonDocument | None
-    charts: tuple[str, ...] = field(default=())
+    charts: tuple[Chart, ...] = field(default=())
     #: Why there is no verdict (the analysis' one-line error), None when there is one.
     problem: str | None = None
+
+    @property
+    def chart_keys(self) -> tuple[str, ...]:
+        """The keys of the charts drawn (``"histogram-log"``, ``"run-order"``, …)."""
+        return tuple(c.key for c in self.charts)
+
+    def chart(self, key: str) -> Chart:
+        """The chart whose key is ``key``; ``chart(key).altair`` is its Altair chart.
+
+        Raises
+        ------
+        KeyError
+            When the report has no such chart (not drawn for lack of data), naming those it has.
+        """
+        for c in self.charts:
+            if c.key == key:
+                return c
+        raise KeyError(f"no chart {key!r} in this report; it has: {', '.join(self.chart_keys)}")
 
 
 def render_report(inputs: ReportInput) -> Report:
@@ -66,38 +94,63 @@ def render_report(inputs: ReportInput) -> Report:
     context = _context(inputs, data, unit)
     built: list[Chart] = []
 
-    def chart(key: str, title: str, spec: dict[str, Any] | None, note: str = "") -> Chart | None:
-        if spec is None:
+    def chart(key: str, title: str, made: alt.TopLevelMixin | None, note: str = "") -> Chart | None:
+        if made is None:
             return None
-        c = Chart(f"chart-{len(built)}", key, title, spec, note)
+        c = Chart(f"chart-{len(built)}", key, title, charts.spec(made), made, note)
         built.append(c)
         return c
 
+    conditions = doc["conditions"] if doc else []
+    curves = unit_of_work.curves if unit_of_work else ()
+    # One colour per condition in every chart: the conditions as declared, then any label
+    # only a unit-of-work curve carries.
+    colors = charts.condition_colors(
+        [c.label for c in data.conditions] + [c.condition for c in curves]
+    )
+    lat = _chart_unit(data, metric)
+    names = {
+        (c.label, s.number): sample_name(c.label, s.number, s.block + 1)
+        for c in data.conditions
+        for s in c.samples
+    }
     context["charts"] = {
         "histogram_log": chart(
             "histogram-log",
             "Response times (log x)",
-            charts.histogram(data, log_x=True),
+            charts.histogram(data, log_x=True, colors=colors, unit=lat),
             _kde_note(data),
         ),
         "histogram_linear": chart(
-            "histogram-linear", "Response times (linear x)", charts.histogram(data, log_x=False)
+            "histogram-linear",
+            "Response times (linear x)",
+            charts.histogram(data, log_x=False, colors=colors, unit=lat),
         ),
-        "boxes": chart("boxes", "Side by side", charts.boxes(data)),
-        "run_order": chart("run-order", "Run order", charts.run_order(data, metric, unit)),
-        "heatmap": chart("heatmap", "Latency heatmap", charts.heatmap(data)),
+        "boxes": chart("boxes", "Side by side", charts.boxes(data, colors=colors, unit=lat)),
+        "run_order": chart(
+            "run-order",
+            "Run order",
+            charts.run_order(data, metric, unit, colors=colors, latency_unit=lat),
+        ),
+        "heatmap": chart("heatmap", "Latency heatmap", charts.heatmap(data, unit=lat)),
         "deviation_samples": chart(
             "deviation-samples",
             "Per sample",
-            charts.deviation_samples(doc["conditions"] if doc else []),
+            charts.deviation_samples(conditions, colors=colors, names=names),
         ),
         "deviation_session": chart(
-            "deviation-session", "Per session", charts.deviation_groups(data, "session")
+            "deviation-session",
+            "Per session",
+            charts.deviation_groups(data, "session", colors=colors),
         ),
         "deviation_period": chart(
-            "deviation-period", "Per period", charts.deviation_groups(data, "period")
+            "deviation-period", "Per period", charts.deviation_groups(data, "period", colors=colors)
         ),
-        "clt": chart("clt", "Sample means", charts.clt(data, doc["conditions"] if doc else [])),
+        "clt": chart(
+            "clt",
+            "Sample means",
+            charts.clt(data, conditions, colors=colors, unit=lat if metric == "latency" else None),
+        ),
         "posterior": chart(
             "posterior",
             "Posterior of the relative change",
@@ -111,18 +164,23 @@ def render_report(inputs: ReportInput) -> Report:
         "response_curve": chart(
             "response-curve",
             "Response time per unit",
-            charts.response_curve(unit_of_work.curves) if unit_of_work else None,
+            charts.response_curve(curves, colors=colors) if curves else None,
         ),
     }
     page = render_page(context, built)
     markdown = comparison_markdown(doc) if doc is not None else f"No comparison: {problem}\n"
-    return Report(
-        html=page,
-        markdown=markdown,
-        doc=doc,
-        charts=tuple(c.key for c in built),
-        problem=problem,
-    )
+    return Report(html=page, markdown=markdown, doc=doc, charts=tuple(built), problem=problem)
+
+
+def _chart_unit(data: ReportData, metric: str) -> TimeUnit:
+    """The unit of every chart's latencies: the one that suits the conditions' median
+    transactions (or, without them, their sample means)."""
+    medians = [c.latency.quantiles.values[2] for c in data.conditions if c.latency is not None]
+    if medians:
+        return time_unit(medians)
+    if metric == "latency":
+        return time_unit([s.value for c in data.conditions for s in c.samples])
+    return MS
 
 
 def _tx_quantile(cd: ConditionData | None, i: int) -> float | None:
@@ -299,8 +357,8 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
         for k, vals in inputs.environment_differences.items()
     ]
     verdict_rows = []
+    bayes_rows = []
     for c in comparisons:
-        p = pairs.get(c["condition"])
         verdict_rows.append(
             {
                 "condition": c["condition"],
@@ -314,19 +372,30 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
                 "verdict": c["verdict"],
                 "note": c.get("disagreement") or c["note"],
                 "split": bool(c.get("disagreement")),
-                "bayes": None
-                if p is None
-                else {
+            }
+        )
+        p = pairs.get(c["condition"])
+        if p is not None:
+            bayes_rows.append(
+                {
+                    "condition": c["condition"],
+                    "baseline": c["baseline"],
                     "mean": pct(p.mean_pct),
                     "hdi": interval(list(p.hdi_pct), "%"),
                     "p_faster": f"{100 * float(p.p_faster):.1f}%",
                     "rope": str(p.rope_decision),
                     "rhat": finite_num(p.rhat_max),
                     "ess": finite_num(p.ess_min),
-                },
-            }
-        )
+                    "split": bool(c.get("disagreement")),
+                }
+            )
+    # One baseline for every comparison (the usual case): the tables' captions name it and the
+    # rows need no column for it.
+    baselines = {r["baseline"] for r in verdict_rows}
+    shared_baseline = next(iter(baselines)) if len(baselines) == 1 else None
     by_label = {c.label: c for c in data.conditions}
+    # One unit for the whole table (µs, ms or s, from the medians), so its columns compare.
+    tu = time_unit(c["median"] for c in conditions) if metric == "latency" else MS
     cond_rows = []
     for cond in conditions:
         cd = by_label.get(cond["condition"])
@@ -334,21 +403,23 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
             {
                 "condition": cond["condition"],
                 "n": cond["n"],
-                "mean": finite_num(cond["mean"]),
-                "sd": finite_num(cond["sd"]),
-                "median": finite_num(cond["median"]),
-                "p95": finite_num(cond["p95"]),
-                "p99": finite_num(cond["p99"]),
+                "mean": tu.num(cond["mean"]),
+                "sd": tu.num(cond["sd"]),
+                "median": tu.num(cond["median"]),
+                "p95": tu.num(cond["p95"]),
+                "p99": tu.num(cond["p99"]),
                 "cv": "–" if cond["cv"] is None else f"{100 * cond['cv']:.1f}%",
-                "ci": interval(cond["clt"]["mean_ci95"]),
+                "ci": tu.interval(cond["clt"]["mean_ci95"]),
                 "transactions": "–" if cd is None else f"{cd.transactions:,}",
                 # Percentiles of the transactions themselves, beside those of the sample means.
-                "tx_p50": finite_num(_tx_quantile(cd, 2)) if metric == "latency" else "–",
-                "tx_p95": finite_num(_tx_quantile(cd, 4)) if metric == "latency" else "–",
+                "tx_p50": tu.num(_tx_quantile(cd, 2)) if metric == "latency" else "–",
+                "tx_p95": tu.num(_tx_quantile(cd, 4)) if metric == "latency" else "–",
                 "errors": "–" if cd is None else f"{cd.errors:,}",
                 "bet": cond["clt"].get("bet") or "",
             }
         )
+    if metric == "latency":
+        unit = tu.name
     notes = condition_notes(data)
     diagnostics = [{"condition": c["condition"], **d} for c in conditions for d in c["diagnostics"]]
     effects = []
@@ -374,19 +445,24 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
     else:
         cond_caption = "Transaction level: n counts transactions; the statistics are theirs."
     uow_rows = []
+    uow_unit = MS
     if unit_of_work is not None:
+        uow_unit = time_unit(r.response_ms_per_unit for r in unit_of_work.rows)
         for row in unit_of_work.rows:
             uow_rows.append(
                 {
                     "condition": row.condition,
                     "units": finite_num(row.units_per_s),
-                    "cpu": finite_num(row.cpu_ms_per_unit),
-                    "wait": finite_num(row.wait_ms_per_unit),
-                    "response": finite_num(row.response_ms_per_unit),
-                    "waits": ", ".join(f"{w} {fmt_num(ms)} ms" for w, ms in row.top_waits[:3])
+                    "cpu": uow_unit.num(row.cpu_ms_per_unit),
+                    "wait": uow_unit.num(row.wait_ms_per_unit),
+                    "response": uow_unit.num(row.response_ms_per_unit),
+                    "waits": ", ".join(
+                        f"{w} {uow_unit.num(ms)} {uow_unit}" for w, ms in row.top_waits[:3]
+                    )
                     or "–",
                 }
             )
+    tail_unit = time_unit(x.get("stat_value") for d in inputs.per_type for x in d["conditions"])
     tail_rows = [
         {
             "txn": d.get("txn") or "all",
@@ -394,7 +470,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
             "condition": c["condition"],
             "baseline": c["baseline"],
             "values": " → ".join(
-                finite_num(
+                tail_unit.num(
                     next(
                         (x.get("stat_value") for x in d["conditions"] if x["condition"] == name),
                         None,
@@ -412,6 +488,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
     ]
     return {
         "tail_rows": tail_rows,
+        "tail_unit": tail_unit.name,
         "title": " vs ".join(dict.fromkeys(r.name for r in runs)),
         "question": question,
         "runs": runs,
@@ -429,6 +506,8 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
         "env_diff": env_diff,
         "design": _design(inputs),
         "verdict_rows": verdict_rows,
+        "bayes_rows": bayes_rows,
+        "shared_baseline": shared_baseline,
         "has_bayes": bool(pairs),
         "bayes": bayes,
         "effects": effects,
@@ -439,6 +518,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
         "per_transaction": data.per_transaction,
         "unit_of_work": unit_of_work,
         "uow_rows": uow_rows,
+        "uow_unit": uow_unit.name,
         "relation_tables": [
             {"title": title, "header": header, "rows": rows}
             for title, header, rows in relation_sections(inputs.relations)

@@ -25,12 +25,18 @@ QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 @dataclass(frozen=True, slots=True)
 class SamplePoint:
-    """One sample in run order."""
+    """One sample in run order.
+
+    ``position`` (0-based in the run) and ``block`` (0-based, as stored) are the stored order;
+    ``number`` is how every output names the sample: its rank within its condition, 1-based,
+    in run order (``off #4``; see :func:`wannabet.render.format.sample_name`).
+    """
 
     run_id: int
     condition: str
     position: int
     block: int
+    number: int
     value: float | None
     transactions: int
     errors: int

@@ -25,12 +25,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
 
 from wannabet.render.format import one_line
+
+if TYPE_CHECKING:
+    import altair as alt
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("wannabet.render", "templates"),
@@ -42,14 +45,26 @@ _TEMPLATES = jinja2.Environment(
 _TEMPLATES.filters["clean"] = lambda v: one_line(str(v))
 
 
+def breakable(value: Any) -> Markup:
+    """A label, cleaned and escaped, that may break after each comma (between the factors of
+    ``synchronous=OFF,cache=2000``) so a table column of labels can be narrow."""
+    return Markup(",<wbr>").join(Markup.escape(one_line(str(value))).split(","))
+
+
+_TEMPLATES.filters["breakable"] = breakable
+
+
 @dataclass(frozen=True, slots=True)
 class Chart:
-    """One plot of the page: its element id, a stable key, a title and its Vega-Lite spec."""
+    """One plot of the page: its element id, a stable key, a title, its Vega-Lite spec as the
+    page embeds it, and the Altair chart it was made from (to show, change or save in a
+    notebook; its labels are as stored, where the spec's are cleaned to one line)."""
 
     element_id: str
     key: str
     title: str
     spec: Mapping[str, Any]
+    altair: alt.TopLevelMixin
     note: str = ""
 
 
