@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -22,6 +22,9 @@ from wannabet.durations import duration_option
 from wannabet.errors import QueryError, SpecError, WannabetError
 from wannabet.render.format import markup, one_line
 from wannabet.store import DEFAULT_RESULTS, Store
+
+if TYPE_CHECKING:
+    from wannabet.api import Results
 
 app = typer.Typer(
     help="Database performance experiments you can bet on.",
@@ -222,40 +225,33 @@ def run(
     ] = None,
 ) -> None:
     """Run an experiment and store its transactions (all, a fraction or none: --record)."""
-    from wannabet.engine import NativeEngine
+    from wannabet import api
     from wannabet.render.progress import ProgressDisplay
-    from wannabet.runner import prepare_run, run_experiment, with_overrides
-    from wannabet.spec import load_experiment
 
-    store = Store(results)
-    if resume is not None and seed is None:
-        # A file without a seed drew one when the run started; the run goes on with it.
-        seed = store.run(resume).seed
-    experiment = with_overrides(
-        load_experiment(file),
+    prepared = api.prepare_experiment(
+        file,
+        results=results,
+        target=target,
         samples=samples,
-        duration_s=duration_option(duration, "--duration"),
-        warmup_s=duration_option(warmup, "--warmup", allow_zero=True),
+        duration=duration,
+        warmup=warmup,
         sessions=sessions,
         seed=seed,
         record=record,
         until_decided=until_decided,
         max_samples=max_samples,
-    )
-    setup = prepare_run(
-        experiment,
-        store,
-        target=target,
-        file=str(file),
         stats=stats,
         stats_interval=stats_interval,
         server_cores=server_cores,
+        resume=resume,
     )
-    if setup.storage is not None:
+    if prepared.storage_warning is not None:
         err_console.print(
-            f"[yellow]warning:[/yellow] {markup(setup.storage)}", highlight=False, soft_wrap=True
+            f"[yellow]warning:[/yellow] {markup(prepared.storage_warning)}",
+            highlight=False,
+            soft_wrap=True,
         )
-    sampling = experiment.sampling
+    sampling = prepared.experiment.sampling
     display = ProgressDisplay(
         err_console,
         sample_seconds=(sampling.duration_s + sampling.warmup_s) if sampling.duration_s else None,
@@ -264,21 +260,14 @@ def run(
         warmup_s=sampling.warmup_s,
     )
     with display:
-        outcome = run_experiment(
-            experiment,
-            target=setup.target,
-            store=store,
-            engine=NativeEngine(),
+        outcome = prepared.run(
             observer=display,
-            fresh_target=setup.fresh_target,
-            statistics=setup.statistics,
             # Printed through the display's console, above the live bar.
             warn=lambda w: err_console.print(
                 f"[yellow]warning:[/yellow] {markup(str(w))}", highlight=False, soft_wrap=True
             ),
-            resume=resume,
         )
-    _print_summary(store, outcome.run_id, output)
+    _print_summary(outcome.run.results, outcome.run.id, output)
     for label, message in outcome.failed_conditions:
         err_console.print(
             f"[yellow]warning:[/yellow] {markup(label)}: no transaction succeeded;"
@@ -288,7 +277,7 @@ def run(
         )
     if output is Format.table:
         err_console.print(
-            markup(_after_run_hint(store, results, outcome.run_id)),
+            markup(_after_run_hint(outcome.run.results.store, results, outcome.run.id)),
             highlight=False,
             soft_wrap=True,  # one line even when stderr is a file: the command stays whole
         )
@@ -388,8 +377,10 @@ def summary(
     ] = "commit",
 ) -> None:
     """Per-condition transactions, errors, TPS and latency of a run."""
+    from wannabet import api
+
     _print_summary(
-        Store(results, read_only=True, include_degraded=include_degraded),
+        api.Results(results, include_degraded=include_degraded),
         run_id,
         output,
         include_warmup=include_warmup,
@@ -398,7 +389,7 @@ def summary(
 
 
 def _print_summary(
-    store: Store,
+    results: Results,
     run_id: int | None,
     output: Format,
     *,
@@ -407,15 +398,10 @@ def _print_summary(
 ) -> None:
     from wannabet.render import summary as render
     from wannabet.render.markdown import degraded_warnings
-    from wannabet.reports import run_summary
 
-    shown = run_summary(
-        store,
-        run_id,
-        include_warmup=include_warmup,
-        unit=unit,
-        verdict=output is Format.markdown,
-    )
+    shown = results.summary(
+        run_id, include_warmup=include_warmup, unit=unit, verdict=output is Format.markdown
+    ).result
     info, rows, units, types = shown.run, shown.rows, shown.units, shown.types
     if output is Format.json:
         sys.stdout.write(
@@ -947,12 +933,10 @@ def compare(
     ] = None,
 ) -> None:
     """Is the difference between conditions real? Tests, intervals and a verdict."""
+    from wannabet import api
     from wannabet.render import compare as render
-    from wannabet.verdicts import comparison_documents, comparison_options
 
-    store = Store(results, read_only=True, include_degraded=include_degraded)
-    options = comparison_options(
-        store,
+    found = api.Results(results, include_degraded=include_degraded).comparisons(
         run_ids or (),
         baseline=baseline,
         metric=metric.value,
@@ -971,7 +955,7 @@ def compare(
         stat=None if stat is None else stat.value,
         pairs=pairs.value,
     )
-    docs = comparison_documents(store, run_ids or (), options)
+    docs = [c.document for c in found]
     if output is Format.json:
         # One document; one per type, as a JSON array, when several --txn are given.
         sys.stdout.write(render.compare_json(docs[0] if len(docs) == 1 else docs) + "\n")
@@ -1032,30 +1016,26 @@ def plan(
     include_degraded: DegradedOption = False,
 ) -> None:
     """How many samples, how long each, and how long the run: from a pilot run."""
-    from wannabet.analysis.planning import plan_samples
-    from wannabet.plans import load_pilot, write_plan
+    from wannabet import api
     from wannabet.render.plan import plan_json, plan_table
-    from wannabet.verdicts import parse_percent
 
-    store = Store(results, read_only=True, include_degraded=include_degraded)
-    info = store.run(run_id)
-    pilot = load_pilot(store, info, stat.value, txn)
-    result = plan_samples(
-        pilot.components,
-        change_pct=parse_percent(change, "--change"),
-        rope_pct=parse_percent(rope, "--rope"),
+    planned = api.Results(results, include_degraded=include_degraded).plan(
+        run_id,
+        change=change,
+        rope=rope,
         alpha=alpha,
-        target_power=power,
-        conditions=conditions,
-        overhead_s=pilot.overhead_s,
+        power=power,
+        stat=stat.value,
+        txn=txn,
         min_samples=min_samples,
+        conditions=conditions,
     )
     if output is Format.json:
-        sys.stdout.write(plan_json(pilot, result, info.run_id) + "\n")
+        sys.stdout.write(plan_json(planned.pilot, planned.result, planned.run_id) + "\n")
     else:
-        console.print(plan_table(pilot, result, info.run_id))
+        console.print(plan_table(planned.pilot, planned.result, planned.run_id))
     if write is not None:
-        write_plan(write, result)
+        planned.write(write)
         err_console.print(f"wrote the plan into {markup(str(write))}", highlight=False)
 
 
@@ -1105,9 +1085,7 @@ def report(
     ] = None,
 ) -> None:
     """Write a self-contained HTML report (plots, verdict, design) that opens offline."""
-    from wannabet.render.report import render_report
-    from wannabet.reports import gather_report
-    from wannabet.verdicts import comparison_options
+    from wannabet import api
 
     if output is ReportFormat.html and output_file is None:
         raise SpecError(
@@ -1115,23 +1093,23 @@ def report(
             key="--output",
             file="command line",
         )
-    store = Store(results, read_only=True, include_degraded=include_degraded)
     # The experiment file's [bayes] table applies here as it does to compare.
-    options = comparison_options(
-        store,
-        run_ids or (),
-        baseline=baseline,
-        metric=metric.value,
-        level=level.value,
-        alpha=alpha,
-        rope=rope,
-        seed=seed,
-        include_warmup=include_warmup,
-        bayes=bayes,
-        bayes_model=None if bayes_model is None else bayes_model.value,
-    )
-    built = render_report(
-        gather_report(store, run_ids or (), options, html=output is ReportFormat.html)
+    built = (
+        api.Results(results, include_degraded=include_degraded)
+        .report(
+            run_ids or (),
+            html=output is ReportFormat.html,
+            baseline=baseline,
+            metric=metric.value,
+            level=level.value,
+            alpha=alpha,
+            rope=rope,
+            seed=seed,
+            include_warmup=include_warmup,
+            bayes=bayes,
+            bayes_model=None if bayes_model is None else bayes_model.value,
+        )
+        .built
     )
     if output is ReportFormat.markdown and built.doc is None:
         from wannabet.errors import AnalysisError
