@@ -36,7 +36,7 @@ levels = ["OFF", "FULL"]
 session_sql = "PRAGMA synchronous = {level}"
 [sampling]
 samples = 3
-duration = "0.2s"
+duration = "0.5s"
 warmup = "0s"
 seed = 7
 """
@@ -151,3 +151,35 @@ def test_import_wannabet_does_not_load_the_api() -> None:
     code = "import sys, wannabet; print('wannabet.api' in sys.modules, 'duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def cli_text(*args: Any) -> str:
+    result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return str(result.stdout)
+
+
+def test_where_two_views_compute_a_mean_differently_the_labels_say_how(
+    ran: tuple[Path, wannabet.Outcome],
+) -> None:
+    results = ran[0]
+    summary = " ".join(cli_text("summary", "-r", results).split())
+    assert "latency pools every successful transaction, each counting once" in summary
+    assert "warm-up excluded" in summary
+    compare = " ".join(cli_text("compare", "-r", results).split())
+    assert "over the samples' mean latency, each sample counting once" in compare
+    by_txn = " ".join(cli_text("compare", "-r", results, "--level", "transaction").split())
+    assert "over the transactions, each counting once" in by_txn
+    markdown = cli_text("summary", "-r", results, "-f", "markdown")
+    assert "each counting once" in markdown
+    assert "each sample counting once" in cli_text("compare", "-r", results, "-f", "markdown")
+
+
+def test_counts_have_thousands_separators_as_tps_does(
+    ran: tuple[Path, wannabet.Outcome],
+) -> None:
+    results = ran[0]
+    shown = cli_text("summary", "-r", results)
+    for row in ran[1].run.summary().to_dict()["conditions"]:
+        assert row["transactions"] >= 1000  # a count of four digits or more has a separator
+        assert f"{row['transactions']:,}" in shown

@@ -30,7 +30,12 @@ from wannabet.render.format import (
     p_value,
     pct,
 )
-from wannabet.render.markdown import degraded_warnings, diagnostic_lines, open_loop_warnings
+from wannabet.render.markdown import (
+    degraded_warnings,
+    diagnostic_lines,
+    level_note,
+    open_loop_warnings,
+)
 
 _VERDICT_STYLE = {
     "faster": "bold green",
@@ -64,7 +69,12 @@ def compare_table(doc: ComparisonDocument) -> Group:
     title += f" · {doc['level']} level · α={doc['alpha']} · ROPE ±{doc['rope_pct']:g}%"
     title += _stat_title(doc)
     stat = doc.get("stat")
-    conditions = Table(title=escape(title), title_justify="left")
+    conditions = Table(
+        title=escape(title),
+        title_justify="left",
+        caption=escape(level_note(doc)) if stat is None else None,
+        caption_justify="left",
+    )
     conditions.add_column("condition", style="bold", overflow="fold")
     if stat is not None:
         # The statistic of all transactions; the columns after it describe one value per sample.

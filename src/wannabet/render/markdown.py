@@ -83,6 +83,18 @@ def shown_unit(doc: ComparisonDocument) -> TimeUnit:
     return column_unit(doc["unit"], (c["median"] for c in doc.get("conditions", [])))
 
 
+def level_note(doc: ComparisonDocument) -> str:
+    """What one observation of the per-condition table is, so its mean is not mistaken for
+    summary's (which pools every transaction)."""
+    if doc.get("level") == "transaction":
+        return "n, mean, sd, median, p95: over the transactions, each counting once"
+    what = (doc.get("stat") or "mean latency") if doc.get("metric") == "latency" else "TPS"
+    return (
+        f"n, mean, sd, median, p95: over the samples' {what}, each sample counting once"
+        " (summary pools the transactions instead, so its mean can differ)"
+    )
+
+
 def conditions_markdown(doc: ComparisonDocument) -> str:
     """Per-condition statistics of a comparison document as an aligned Markdown table.
 
@@ -129,11 +141,12 @@ def conditions_markdown(doc: ComparisonDocument) -> str:
         ]
         for c in doc["conditions"]
     ]
-    return markdown_table(
+    table = markdown_table(
         ["condition", "n", "mean", "sd", "median", "p95", "normality p", "mean 95% CI"],
         rows,
         ["left", "right", "right", "right", "right", "right", "right", "left"],
     )
+    return table + f"\n_{level_note(doc)}._\n"
 
 
 def split(c: PairDocument) -> str:

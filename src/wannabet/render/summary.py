@@ -126,11 +126,11 @@ def types_table(types: Sequence[TypeSummary]) -> Table:
         table.add_column(name, justify="right")
     for t in types:
         cells = _type_cells(t)
-        errors = str(t.errors) if not t.errors else f"[red]{t.errors}[/red]"
+        errors = f"{t.errors:,}" if not t.errors else f"[red]{t.errors:,}[/red]"
         table.add_row(
             markup(t.condition),
             markup(t.txn),
-            str(t.transactions),
+            f"{t.transactions:,}",
             errors,
             fmt_num(cells[4]),
             *(u.num(c) for u, c in zip(units, cells[5:], strict=True)),
@@ -144,7 +144,7 @@ def types_markdown(types: Sequence[TypeSummary]) -> str:
     units = _latency_units([_type_cells(t) for t in types])
     for t in types:
         cells = _type_cells(t)
-        body.append([cells[0], cells[1], str(cells[2]), str(cells[3]), fmt_num(cells[4])])
+        body.append([cells[0], cells[1], f"{cells[2]:,}", f"{cells[3]:,}", fmt_num(cells[4])])
         body[-1] += [u.num(c) for u, c in zip(units, cells[5:], strict=True)]
     header = [*_TYPE_HEADER[:5], *_latency_header(units)]
     table = markdown_table(header, body, ["left", "left"] + ["right"] * 8)
@@ -252,7 +252,9 @@ def unit_of_work_table(units: Sequence[UnitOfWork]) -> Table:
     """The unit-of-work table: λ, CPU, wait and response per unit, utilization, top waits."""
     unit = units[0].unit if units else "commit"
     title = f"Unit of work (per {unit}, mean of samples)"
-    table = Table(title=title, title_justify="left")
+    table = Table(
+        title=title, title_justify="left", caption=UNIT_OF_WORK_NOTE, caption_justify="left"
+    )
     table.add_column("condition", style="bold", overflow="fold")
     for name in ("units/s", "CPU ms", "wait ms", "resp ms", "util", "written", "commits eng/srv"):
         table.add_column(name, justify="right")
@@ -307,6 +309,7 @@ def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
     header += ["written", "commits engine/server", "top waits"]
     table = markdown_table(header, body, ["left"] + ["right"] * 7 + ["left"])
     lines = [f"**Unit of work** (per {cell(unit)}, mean of samples)", "", table.rstrip("\n")]
+    lines += ["", f"_{UNIT_OF_WORK_NOTE}._"]
     extra = [f"- {cell(line)}" for line in curve_lines(units)]
     extra += [f"- **warning:** {cell(w)}" for w in unit_of_work_warnings(units)]
     return "\n".join(lines + (["", *extra] if extra else [])) + "\n"
@@ -412,21 +415,38 @@ def summary_csv(rows: Sequence[ConditionSummary], types: Sequence[TypeSummary] =
     return out.getvalue()
 
 
+#: How summary's figures are computed, said under its table: compare's (per-sample means) and
+#: the unit of work's (whole samples) differ, and a reader who sees two means must know why.
+SUMMARY_NOTE = (
+    "TPS and latency over the measured window (warm-up excluded); latency pools every"
+    " successful transaction, each counting once (compare's mean is the mean of the sample"
+    " means, each sample counting once)"
+)
+UNIT_OF_WORK_NOTE = (
+    "units/s over each whole sample, warm-up included (the database statistics cover it),"
+    " averaged over samples; TPS counts the measured window only"
+)
+
+
 def summary_markdown(run: RunInfo, rows: Sequence[ConditionSummary]) -> str:
     units = _latency_units([_flat(row) for row in rows])
     header = ["condition", "samples", "transactions", "errors", "TPS", *_latency_header(units)]
     body = []
     for row in rows:
         cells = _flat(row)
-        body.append([cells[0], *(str(c) for c in cells[1:4]), fmt_num(cells[4])])
+        body.append([cells[0], *(f"{c:,}" for c in cells[1:4]), fmt_num(cells[4])])
         body[-1] += [u.num(c) for u, c in zip(units, cells[5:], strict=True)]
     table = markdown_table(header, body, ["left"] + ["right"] * 9)
-    return f"**Run {run.run_id}: {cell(run.name)}** ({run.status})\n\n" + table
+    title = f"**Run {run.run_id}: {cell(run.name)}** ({run.status})\n\n"
+    return title + table + f"\n_{SUMMARY_NOTE}._\n"
 
 
 def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
     table = Table(
-        title=markup(f"Run {run.run_id}: {run.name} ({run.status})"), title_justify="left"
+        title=markup(f"Run {run.run_id}: {run.name} ({run.status})"),
+        title_justify="left",
+        caption=SUMMARY_NOTE,
+        caption_justify="left",
     )
     table.add_column("condition", style="bold", overflow="fold")
     units = _latency_units([_flat(row) for row in rows])
@@ -434,11 +454,11 @@ def summary_table(run: RunInfo, rows: Sequence[ConditionSummary]) -> Table:
         table.add_column(name, justify="right")
     for row in rows:
         cells = _flat(row)
-        errors = str(cells[3]) if not row.errors else f"[red]{cells[3]}[/red]"
+        errors = f"{cells[3]:,}" if not row.errors else f"[red]{cells[3]:,}[/red]"
         table.add_row(
             markup(cells[0]),
-            str(cells[1]),
-            str(cells[2]),
+            f"{cells[1]:,}",
+            f"{cells[2]:,}",
             errors,
             fmt_num(cells[4]),
             *(u.num(c) for u, c in zip(units, cells[5:], strict=True)),
