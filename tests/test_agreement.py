@@ -48,7 +48,7 @@ def comparison(verdict: str, decision: str, p_faster: float = 0.944) -> dict[str
 def test_the_issues_case_is_one_sentence_naming_the_more_conservative_analysis() -> None:
     text = disagreement(comparison("faster", "undecided"), alpha=0.05, rope_pct=2.0)
     assert text is not None
-    assert "classical test says faster (p = 0.032, 95% CI -54.4% to -7.7%)" in text
+    assert "classical test says faster (p=0.032, 95% CI -54.4% to -7.7%)" in text
     assert "Bayesian estimate says not yet decided (95% HDI -62.6% to +6.9%" in text
     assert "P(faster) = 0.944" in text
     assert "the Bayesian analysis is the more conservative here" in text

@@ -455,6 +455,10 @@ def test_bimodal_transactions_raise_a_diagnostic():
     assert mm.modes[0] == pytest.approx(2.0, abs=0.3) and mm.modes[1] == pytest.approx(6, abs=0.6)
     diag = [d for d in s.diagnostics if d.code == "bimodal"]
     assert diag and "one mean describes" in diag[0].message
+    # A p-value in a sentence is rounded as in the tables: never "p=0.000".
+    if mm.p < 0.001:
+        assert "Silverman's test p<0.001" in diag[0].message
+    assert "p=0.000" not in diag[0].message
 
 
 def test_multimodality_false_alarm_rate_on_unimodal_data():

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .tests import p_text
+
 __all__ = ["bayes_verdict", "disagreement"]
 
 
@@ -59,12 +61,12 @@ def disagreement(comparison: Mapping[str, Any], alpha: float, rope_pct: float) -
     level = f"{100 * (1 - alpha):g}%"
     hdi_level = f"{100 * float(pair.get('hdi_prob', 0.95)):g}%"
     p = comparison.get("p_adjusted")
-    p_text = "p unknown" if p is None else ("p < 0.001" if p < 0.001 else f"p = {p:.3f}")
+    p_shown = p_text(p)
     pf = pair.get("p_faster")
     pf_text = "" if pf is None else f", P(faster) = {pf:.3f}"
     head = (
         f"{name} against {base}: the classical test says {_says(classical, rope_pct)}"
-        f" ({p_text}, {level} CI {_pct(ci[0])} to {_pct(ci[1])}) but the Bayesian estimate says"
+        f" ({p_shown}, {level} CI {_pct(ci[0])} to {_pct(ci[1])}) but the Bayesian estimate says"
         f" {_says(bayesian, rope_pct)} ({hdi_level} HDI {_pct(hdi[0])} to {_pct(hdi[1])}{pf_text})"
     )
     if "inconclusive" in (classical, bayesian):

@@ -69,6 +69,7 @@ from .tests import (
     holm,
     kruskal_wallis,
     one_way_anova,
+    p_text,
     two_sample_test,
 )
 
@@ -575,14 +576,6 @@ def _scaled_to_all(c: Consistency, m: Moments) -> Consistency:
     if out.share_transactions is not None:
         out = dataclasses.replace(out, n_transactions=round(out.share_transactions * n))
     return dataclasses.replace(c, transactions=tx, outliers=out)
-
-
-def p_text(p: float | None) -> str:
-    """A p-value in a sentence, rounded as the tables round it
-    (``wannabet.render.format.p_value``): ``p=0.032``, ``p<0.001``, never ``p=0.000``."""
-    if p is None:
-        return "p=n/a"
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
 def _fmt_n(a: int, b: int) -> str:

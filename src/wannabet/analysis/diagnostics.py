@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .consistency import DIAGNOSTIC_ALPHA, Consistency
-from .tests import min_mann_whitney_p
+from .tests import min_mann_whitney_p, p_text
 
 __all__ = [
     "MIN_SAMPLES",
@@ -146,7 +146,7 @@ def condition_diagnostics(
                 Diagnostic(
                     "bimodal",
                     f"the {what} of {c!r} have more than one mode (Silverman's test "
-                    f"p={res.p:.3f}; modes near {where} {unit}); one mean describes such a "
+                    f"{p_text(res.p)}; modes near {where} {unit}); one mean describes such a "
                     "distribution badly",
                     "look at the histogram; compare the percentiles, or find what splits the "
                     "runs into two groups (cache misses, checkpoints, a second code path)",

@@ -426,3 +426,11 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
         running = max(running, adj)
         out[i] = running
     return out
+
+
+def p_text(p: float | None) -> str:
+    """A p-value in a sentence, rounded as the tables round it
+    (``wannabet.render.format.p_value``): ``p=0.032``, ``p<0.001``, never ``p=0.000``."""
+    if p is None:
+        return "p=n/a"
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
