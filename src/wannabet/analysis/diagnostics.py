@@ -46,7 +46,8 @@ def too_few_samples(n_a: int, n_b: int) -> str:
     and how to get one: a whole pgbench or sysbench log imported as it is is one sample."""
     return (
         f"inconclusive: too few samples ({n_a} and {n_b}; need at least {MIN_SAMPLES} per"
-        " condition, better 30): run more samples, or re-import a benchmark's logs with"
+        " condition, better 30): run more samples (or import more runs per condition), or"
+        " re-import per-transaction logs (pgbench, BenchBase, YCSB raw) with"
         " --sample-interval (e.g. 10s: one sample per interval of each log)"
     )
 
