@@ -346,3 +346,31 @@ def test_a_timed_import_over_hours_shows_the_per_period_view(
     periods = {r["period"] for d in spec["datasets"].values() for r in d if "period" in r}
     # Hours since the first transaction: the last starts 8 * 1200 + 600 + 39 * 25 s in.
     assert periods == set(range((8 * 1200 + 600 + 39 * 25) // 3600 + 1)) == {0, 1, 2, 3}
+
+
+@pytest.mark.postgres
+def test_the_postgres_examples_verdict_fits_1280_px(
+    browser: Browser, postgres: Any, tmp_path: Path
+) -> None:
+    """Issue #21's own case: the PostgreSQL example's report with its Bayesian decision, in a
+    1280 px window, shows every verdict column without scrolling
+    (docs/img/report-postgres-verdicts-1280.png is this page)."""
+    import wannabet
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "postgres-commit.toml"
+    outcome = wannabet.run_experiment(
+        example,
+        results=tmp_path / "pg.duckdb",
+        target=postgres.url,
+        samples=3,
+        duration="0.5s",
+        warmup="0s",
+        stats=False,
+    )
+    built = outcome.run.report(bayes=True, bayes_model="gamma")
+    assert built.built.doc is not None and built.built.doc["comparisons"]
+    page = browser.open(built.save(tmp_path / "pg.html"), screenshot="report-postgres-1280.png")
+    layout = assert_verdict_fits(page.driver, 1280)
+    headers = [h for t in layout["tables"] for h, _ in t["headers"]]
+    for column in ("Δ mean", "p (adj.)", "verdict", "HDI", "P(faster)", "ROPE decision"):
+        assert any(column in h for h in headers), (column, headers)
