@@ -97,7 +97,7 @@ def test_a_statement_longer_than_the_sample_is_cancelled_and_recorded_as_timeout
         _within_deadline(s)
         assert "cancelled (status timeout)" in str(s["reason"])
     err = " ".join(err.split())
-    assert "sample 1 (baseline) is degraded" in err and "on_degraded = 'skip'" in err
+    assert "sample baseline #1 (block 1) is degraded" in err and "on_degraded = 'skip'" in err
     # The cancel reached the server: nothing of the run is still sleeping there.
     busy = "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(8)'"
     assert postgres.psql(busy).strip() == "0"
@@ -177,11 +177,13 @@ def test_a_frozen_server_ends_the_sample_at_its_deadline_and_the_run_goes_on(
     assert code == 0, err
     doc = json.loads(out)
     assert doc["conditions"][0]["samples"] == len(complete)
+    # Named as every output names a sample: the condition's sample #1, in block 1.
     assert doc["degraded"][0]["sample"] == 1 and doc["degraded"][0]["included"] is False
+    assert doc["degraded"][0]["block"] == 1
     code, out, _ = _cli("summary", "-r", str(results), "-f", "json", "--include-degraded")
     assert json.loads(out)["conditions"][0]["samples"] == len(samples)
     code, out, _ = _cli("summary", "-r", str(results))
-    assert "1 degraded sample left out" in " ".join(out.split())
+    assert "1 degraded sample left out (baseline #1 (block 1):" in " ".join(out.split())
 
 
 def test_a_frozen_server_stops_the_run_when_the_policy_says_so(
@@ -191,7 +193,7 @@ def test_a_frozen_server_stops_the_run_when_the_policy_says_so(
     assert code == 3, err
     lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and "Traceback" not in err
-    assert "sample 1" in lines[0] and "degraded" in lines[0] and "--resume" in lines[0]
+    assert "sample baseline #1 (block 1) was degraded" in lines[0] and "--resume" in lines[0]
     run = Store(results, read_only=True).run()
     assert run.status == "failed"
     [frozen] = _samples(results)

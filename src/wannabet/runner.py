@@ -66,6 +66,7 @@ from wannabet.model import (
     StatisticsPlan,
     Transaction,
 )
+from wannabet.render.format import sample_name
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import fill, split_sql
 from wannabet.spec import DEFAULT_MAX_SAMPLES, parse_record
@@ -825,6 +826,8 @@ class _Resumed:
 
     done: frozenset[int]
     next_sample_id: int
+    #: condition index -> the samples stored for it (degraded ones too): what numbers the next
+    stored: dict[int, int]
 
 
 #: what of the environment must be the same for a run to be resumed: the server (its kind,
@@ -903,8 +906,11 @@ def _resume(
     skip = experiment.sampling.on_degraded == "skip"
     done = frozenset(int(s["position"]) for s in samples if s["status"] == "complete" or skip)
     next_id = max((int(s["sample_id"]) for s in samples), default=-1) + 1
+    per_condition: dict[int, int] = {}
+    for s in samples:
+        per_condition[int(s["condition_id"])] = per_condition.get(int(s["condition_id"]), 0) + 1
     store.resume_run(run_id)
-    return _Resumed(done, next_id)
+    return _Resumed(done, next_id, per_condition)
 
 
 def _setup(experiment: Experiment, target: Target, engine: Engine, fresh_target: bool) -> None:
@@ -945,6 +951,9 @@ class _SampleLoop:
         #: the id of the next sample stored: samples are numbered in the order they ran, so
         #: without retries the id is the position in the schedule
         self.next_sample_id = 0
+        #: condition index -> samples stored for it so far (degraded ones too): a sample's
+        #: number within its condition, as every output names it (``off #4 (block 4)``)
+        self.stored: dict[int, int] = {}
         #: positions of the schedule not to run (done before a resume)
         self.skip: frozenset[int] = frozenset()
         #: condition index -> block -> the sample's mean latency (ms): what until_decided judges
@@ -965,6 +974,7 @@ class _SampleLoop:
         sample after them, and (until decided) know their block means again."""
         self.skip = resumed.done
         self.next_sample_id = resumed.next_sample_id
+        self.stored = dict(resumed.stored)
         self.done = len(resumed.done)
         if self.experiment.sampling.until_decided:
             with self.store.read() as con:
@@ -1196,12 +1206,19 @@ class _SampleLoop:
             reason = self.run_one(scheduled, condition, interrupt, progress, retry=False)
         if reason is None or policy == "skip":
             return
-        n = scheduled.position + 1
+        # The sample just stored: its number within its condition.
+        name = self.sample_name(scheduled, condition, 0)
         raise TargetError(
-            f"sample {n} ({condition.label}) was degraded{' again' if again else ''}: {reason};"
+            f"sample {name} was degraded{' again' if again else ''}: {reason};"
             f" the run stops (on_degraded = {policy!r}) with its finished samples kept; once"
             f" the server is well, continue it with `wannabet run FILE --resume {self.run_id}`"
         )
+
+    def sample_name(self, scheduled: ScheduledSample, condition: Condition, ahead: int) -> str:
+        """The sample as every output names it (``off #4 (block 4)``); ``ahead`` is 1 for a
+        sample about to be stored, 0 for the one just stored."""
+        number = self.stored.get(scheduled.condition_index, 0) + ahead
+        return sample_name(self.scrub(condition.label), number, scheduled.block + 1)
 
     def run_one(
         self,
@@ -1289,8 +1306,7 @@ class _SampleLoop:
         if reason is not None and self.warn is not None:
             self.warn(
                 RunWarning(
-                    f"sample {scheduled.position + 1} ({self.scrub(condition.label)}) is"
-                    f" degraded: {reason}",
+                    f"sample {self.sample_name(scheduled, condition, 1)} is degraded: {reason}",
                     "the analyses leave it out (--include-degraded takes it in); "
                     + _POLICY_ADVICE[
                         "retry" if retry else "skip" if sampling.on_degraded == "skip" else "stop"
@@ -1301,6 +1317,8 @@ class _SampleLoop:
         # schedule (the same for a degraded sample and its retry).
         sample_id = self.next_sample_id
         self.next_sample_id += 1
+        index = scheduled.condition_index
+        self.stored[index] = self.stored.get(index, 0) + 1
         row = SampleRow(
             sample_id=sample_id,
             condition_id=scheduled.condition_index,

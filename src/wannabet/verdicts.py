@@ -266,7 +266,9 @@ def degraded_documents(store: Store, runs: Sequence[RunInfo]) -> list[dict[str, 
     return [
         {
             "run": run.run_id,
-            "sample": d.position + 1,
+            # Named as every output names a sample: its number within its condition, and block.
+            "sample": d.number,
+            "block": d.block + 1,
             "condition": d.condition,
             "reason": d.reason,
             "included": store.include_degraded,

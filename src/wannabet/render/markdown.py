@@ -21,6 +21,7 @@ from wannabet.render.format import (
     one_line,
     p_value,
     pct,
+    sample_name,
     strip_control,
 )
 
@@ -350,7 +351,8 @@ def degraded_warnings(degraded: Sequence[Mapping[str, Any]]) -> list[str]:
         return []
     included = bool(degraded[0].get("included"))
     listed = "; ".join(
-        f"sample {d['sample']} of {d['condition']}: {d['reason'] or 'no reason recorded'}"
+        f"{sample_name(d['condition'], d['sample'], d.get('block'))}:"
+        f" {d['reason'] or 'no reason recorded'}"
         for d in degraded[:3]
     )
     more = f"; and {len(degraded) - 3} more" if len(degraded) > 3 else ""

@@ -691,14 +691,20 @@ class DegradedSample(NamedTuple):
     position: int
     condition: str
     reason: str | None
+    #: its number within its condition (1-based, in run order, every stored sample counting)
+    number: int
+    #: its block, 0-based as stored
+    block: int
 
 
 def degraded_samples(con: duckdb.DuckDBPyConnection, run_id: int) -> list[DegradedSample]:
     """Every degraded sample of ``run_id``, whether the analyses include them or not."""
     rows = con.execute(
-        "SELECT s.sample_id, s.position, c.label, s.reason FROM samples s"
-        " JOIN conditions c USING (run_id, condition_id)"
-        " WHERE s.run_id = ? AND s.status = 'degraded' ORDER BY s.sample_id",
+        "SELECT sample_id, position, label, reason, number, block FROM ("
+        "  SELECT s.sample_id, s.position, c.label, s.reason, s.status, s.block,"
+        "         row_number() OVER (PARTITION BY s.condition_id ORDER BY s.sample_id) AS number"
+        "  FROM samples s JOIN conditions c USING (run_id, condition_id) WHERE s.run_id = ?"
+        ") WHERE status = 'degraded' ORDER BY sample_id",
         [run_id],
     ).fetchall()
-    return [DegradedSample(int(a), int(b), str(c), d) for a, b, c, d in rows]
+    return [DegradedSample(int(a), int(b), str(c), d, int(e), int(f)) for a, b, c, d, e, f in rows]
