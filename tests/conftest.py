@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import atexit
 import os
+import shlex
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +41,44 @@ for _var in ("PGSSLMODE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLCRL", 
 # the machine user's ~/.cache; the CLI children inherit it.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="wannabet-test-cache-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+
+#: where the Rust unit tests started by the controller leave their output and exit code
+CARGO_TESTS = "WANNABET_CARGO_TESTS"
+_cargo: subprocess.Popen[bytes] | None = None
+
+
+def cargo_test_command() -> list[str]:
+    """The engine's Rust unit tests: one compile job at the lowest priority, so on a fresh
+    checkout (minutes of compiling) it takes only the CPU the test workers leave."""
+    nice = [shutil.which("nice") or "nice", "-n", "19"]
+    manifest = ["--manifest-path", str(ROOT / "native" / "Cargo.toml")]
+    return [*nice, "cargo", "test", "--release", "--quiet", "-j", "1", *manifest]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller starts the Rust unit tests in the background at once (compiling them
+    from scratch takes minutes): ``tests/test_native_units.py`` then only waits for their
+    result, instead of holding a worker for the whole compile."""
+    global _cargo
+    if hasattr(config, "workerinput") or CARGO_TESTS in os.environ or not shutil.which("cargo"):
+        return
+    where = Path(tempfile.mkdtemp(prefix="wannabet-cargo-test-"))
+    atexit.register(shutil.rmtree, where, ignore_errors=True)
+    os.environ[CARGO_TESTS] = str(where)  # the workers, started after this, inherit it
+    script = " ".join(shlex.quote(a) for a in cargo_test_command())
+    _cargo = subprocess.Popen(
+        ["sh", "-c", f"{script} > out.txt 2>&1; echo $? > rc.tmp && mv rc.tmp rc"],
+        cwd=where,
+        # pyo3's build script asks this interpreter for its configuration.
+        env={**os.environ, "PYO3_PYTHON": sys.executable},
+        start_new_session=True,
+    )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _cargo is not None and _cargo.poll() is None:  # the session ended first (-x, Ctrl-C)
+        os.killpg(_cargo.pid, signal.SIGTERM)
+
 
 # Property tests check what is computed, not how fast: on a shared machine one slow example
 # must not fail the run (Hypothesis's default deadline is 200 ms per example).
