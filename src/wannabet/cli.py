@@ -716,6 +716,16 @@ def import_pgbench(
     _imported(store, new_id, files)
 
 
+def _import_format(fmt: str, files: list[Path], rule: Any, results: Path, **options: Any) -> None:
+    """``wannabet import FMT``: the format's importer into the results file, then the line
+    saying where the files went."""
+    from wannabet import importers
+
+    store = Store(results)
+    new_id = getattr(importers, f"import_{fmt}")(store, files, conditions=rule, **options)
+    _imported(store, new_id, files)
+
+
 def _plain_format_command(fmt: str, help_text: str) -> None:
     """Register ``wannabet import FMT`` for a format with no options of its own."""
 
@@ -730,18 +740,8 @@ def _plain_format_command(fmt: str, help_text: str) -> None:
         name: NameOption = None,
         results: ResultsOption = Path(DEFAULT_RESULTS),
     ) -> None:
-        from wannabet import importers
-
-        store = Store(results)
-        new_id = getattr(importers, f"import_{fmt}")(
-            store,
-            files,
-            conditions=_rule(condition, condition_from_filename),
-            run_id=run_id,
-            force=force,
-            name=name,
-        )
-        _imported(store, new_id, files)
+        rule = _rule(condition, condition_from_filename)
+        _import_format(fmt, files, rule, results, run_id=run_id, force=force, name=name)
 
 
 for _fmt, _help in (
@@ -785,19 +785,16 @@ def _sliced_format_command(fmt: str, help_text: str) -> None:
         name: NameOption = None,
         results: ResultsOption = Path(DEFAULT_RESULTS),
     ) -> None:
-        from wannabet import importers
-
-        store = Store(results)
-        new_id = getattr(importers, f"import_{fmt}")(
-            store,
+        _import_format(
+            fmt,
             files,
-            conditions=_rule(condition, condition_from_filename),
+            _rule(condition, condition_from_filename),
+            results,
             run_id=run_id,
             force=force,
             name=name,
             sample_interval_s=duration_option(sample_interval, "--sample-interval"),
         )
-        _imported(store, new_id, files)
 
 
 for _fmt, _help in (
