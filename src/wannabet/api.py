@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from wannabet.render.report import Report as BuiltReport
     from wannabet.reports import RunSummary
     from wannabet.runner import RunObserver, RunSetup, RunWarning
-    from wannabet.verdicts import ComparisonOptions
 
 __all__ = [
     "Comparison",
@@ -49,7 +48,6 @@ __all__ = [
     "Run",
     "Summary",
     "Table",
-    "comparison_options",
     "open_results",
     "prepare_experiment",
     "run_experiment",
@@ -311,14 +309,6 @@ class Report:
 # -- the results file -------------------------------------------------------------------------
 
 
-def comparison_options(store: Store, run_ids: Sequence[int], **options: Any) -> ComparisonOptions:
-    """The options of ``compare`` and ``report``, checked and completed as the CLI does:
-    the experiment file's ``[bayes]`` and ``[sampling]`` defaults apply."""
-    from wannabet.verdicts import comparison_options as make
-
-    return make(store, run_ids, **options)
-
-
 class Results:
     """A results file (DuckDB), read-only: runs, their data and their analyses.
 
@@ -372,7 +362,7 @@ class Results:
 
     def comparisons(self, runs: int | Sequence[int] = (), **options: Any) -> list[Comparison]:
         """``compare`` with several transaction types (``txn=[...]``): one per type."""
-        from wannabet.verdicts import comparison_documents
+        from wannabet.verdicts import comparison_documents, comparison_options
 
         ids = _ids(runs)
         txn = options.pop("txn", ())
@@ -418,6 +408,7 @@ class Results:
         """``wannabet report``: the page, its charts and its verdict table."""
         from wannabet.render.report import render_report
         from wannabet.reports import gather_report
+        from wannabet.verdicts import comparison_options
 
         ids = _ids(runs)
         options.setdefault("metric", "auto")
@@ -482,8 +473,7 @@ class Run:
 
 def open_results(path: str | Path = DEFAULT_RESULTS, *, include_degraded: bool = False) -> Results:
     """Open a results file to read (``wannabet.duckdb`` by default)."""
-    store = Store(path, read_only=True)
-    if not store.path.exists():
+    if not Path(path).exists():
         from wannabet.errors import StoreError
 
         raise StoreError(f"{path}: no such results file; run an experiment first")
