@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from wannabet.backends import parse_target
+from wannabet.backends.mysql.sampler import flushed
 from wannabet.engine import STATUS_NAMES, NativeEngine, SampleRequest, compile_program
 from wannabet.errors import ConnectError, SpecError
 from wannabet.runner import run_experiment
@@ -301,7 +302,8 @@ def test_flush_status_mid_sample_invalidates_that_sample(
     # The statistics reset lands between the snapshots, as another DBA's FLUSH STATUS would.
     text = text.replace(
         "COMMIT;\n'''",
-        "COMMIT;\n\\if :client_id = 0 and random(1, 400) = 1\nFLUSH STATUS;\n\\endif\n'''",
+        "COMMIT;\nSELECT n FROM counters WHERE id = :client_id \\gset\n"
+        "\\if :client_id = 0 and :n % 20 = 0\nFLUSH STATUS;\n\\endif\n'''",
     )
     store = Store(tmp_path / "r.duckdb")
     out = run_experiment(
@@ -309,8 +311,18 @@ def test_flush_status_mid_sample_invalidates_that_sample(
     )
     doc = json.loads(store.samples(out.run_id)[0]["stats"])
     assert doc["valid"] is False
-    assert "status counters went backwards" in json.dumps(doc)
+    assert "status counters" in json.dumps(doc) and "FLUSH STATUS" in json.dumps(doc)
     assert doc["mysql"]["server_commits"] is None
+
+
+def test_a_flush_is_seen_even_when_the_counters_grew_back_past_their_start() -> None:
+    # Flushed 1 s into a 10 s sample: Com_commit grew back past its start, Uptime did not move
+    # back; only the uptime of the last flush shows the reset.
+    before = {"Uptime": 500, "Uptime_since_flush_status": 500, "Com_commit": 100}
+    after = {"Uptime": 510, "Uptime_since_flush_status": 9, "Com_commit": 900}
+    assert flushed(before, after)
+    assert not flushed(before, {**after, "Uptime_since_flush_status": 510})
+    assert not flushed({"Uptime": 1}, after)  # a server without the variable: not claimed
 
 
 # -- the example -------------------------------------------------------------------------------

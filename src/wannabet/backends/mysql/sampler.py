@@ -230,6 +230,8 @@ class MySQLSampler:
         if negative or restarted:
             shown = ", ".join(negative[:3]) or "Uptime"
             invalid.append(f"status counters went backwards ({shown}): a FLUSH STATUS or restart")
+        elif flushed(b_status, a_status):
+            invalid.append("status counters were reset during the sample (FLUSH STATUS)")
         values["status"] = status
         values["levels"] = {k: v for k, v in sorted(a_status.items()) if not is_counter(k)}
         cpu_before, cpu_after = before.get("cpu_s"), after["cpu_s"]
@@ -306,3 +308,17 @@ def _digest_deltas(
         )
     out.sort(key=lambda r: -float(r["total_exec_ms"]))
     return out[:_STATEMENTS_KEPT]
+
+
+def flushed(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether a ``FLUSH STATUS`` ran between two ``SHOW GLOBAL STATUS`` snapshots.
+
+    A counter that was reset can have grown past its value before by the end of the sample, so
+    its delta alone misses a reset early in the sample. ``Uptime − Uptime_since_flush_status``
+    is the server's uptime at its last flush: both are whole seconds from the same clock read,
+    so the difference is exact and moves only when a flush happens.
+    """
+    keys = ("Uptime", "Uptime_since_flush_status")
+    if not all(k in before and k in after for k in keys):
+        return False
+    return int(after[keys[0]]) - int(after[keys[1]]) != int(before[keys[0]]) - int(before[keys[1]])
