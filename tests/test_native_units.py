@@ -19,7 +19,7 @@ from pathlib import Path
 from conftest import CARGO_TESTS, cargo_test_command
 from wannabet.testing.ci import unavailable
 
-#: a fresh compile at the lowest priority on a busy 2-core machine takes about 5 minutes
+#: a fresh compile (dev profile) at the lowest priority on a busy 2-core machine: 2-5 minutes
 TIMEOUT_S = 1200
 
 
