@@ -4,6 +4,7 @@ run that could fill the disk is warned about before it starts."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,11 @@ import pytest
 
 from wannabet.runner import storage_warning
 from wannabet.spec import parse_experiment
-from wannabet.testing.cli import one_line_error, wannabet
+from wannabet.testing import cli
+from wannabet.testing.cli import one_line_error
+
+# The command line's own contract: exit codes and output of a real process.
+wannabet = functools.partial(cli.wannabet, child=True)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sqlite-synchronous.toml"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -17,8 +18,11 @@ import pytest
 from wannabet.errors import StoreError
 from wannabet.runner import reset_default_target
 from wannabet.store import Store
-from wannabet.testing import ThrowawayPostgres
-from wannabet.testing.cli import one_line_error, plain_env, wannabet
+from wannabet.testing import ThrowawayPostgres, cli
+from wannabet.testing.cli import one_line_error, plain_env
+
+# The command line's own contract: exit codes and output of a real process.
+wannabet = functools.partial(cli.wannabet, child=True)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
