@@ -168,6 +168,9 @@ def test_a_frozen_server_ends_the_sample_at_its_deadline_and_the_run_goes_on(
         assert sorted(int(str(s["position"])) for s in complete) == [0, 1, 2, 3]
         assert (frozen["sample_id"], samples[1]["position"]) == (0, 0)
         assert "it is run again once" in " ".join(err.split())
+        # The progress names the retry as it is stored: #2, of the five samples kept.
+        assert "[1/4] baseline #2/5 (block 1):" in err, err
+        assert "[4/4] baseline #5/5 (block 4):" in err, err
     else:
         assert sorted(int(str(s["position"])) for s in complete) == [1, 2, 3]
     run = Store(results, read_only=True).run()

@@ -289,7 +289,8 @@ def test_the_progress_line_names_the_sample_as_everywhere() -> None:
         columns={"start_ns": n, "status": n * 0, "intended_start_ns": n, "end_ns": n + 1_000_000},
     )
     for s in plan[:4]:
-        display.sample_started(s, conditions[s.condition_index])  # type: ignore[arg-type]
+        number = s.block + 1
+        display.sample_started(s, conditions[s.condition_index], number)  # type: ignore[arg-type]
         display.sample_finished(s, result, 100.0)  # type: ignore[arg-type]
     lines = out.getvalue().splitlines()
     assert lines[-1].startswith("[4/6] off #2/3 (block 2): 100 TPS")

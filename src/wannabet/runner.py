@@ -89,7 +89,10 @@ class RunObserver(Protocol):
         """The run starts (or, resumed, goes on: ``done`` are the positions it has)."""
         ...
 
-    def sample_started(self, sample: ScheduledSample, condition: Condition) -> None: ...
+    def sample_started(self, sample: ScheduledSample, condition: Condition, number: int) -> None:
+        """A sample starts; ``number`` is the one it will be stored and named under (within its
+        condition, 1-based: a degraded attempt that is run again keeps its own number)."""
+        ...
 
     def sample_progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None: ...
 
@@ -112,7 +115,7 @@ class SilentObserver:
     ) -> None:
         pass
 
-    def sample_started(self, sample: ScheduledSample, condition: Condition) -> None:
+    def sample_started(self, sample: ScheduledSample, condition: Condition, number: int) -> None:
         pass
 
     def sample_progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
@@ -1236,7 +1239,8 @@ class _SampleLoop:
         program = self.plan.programs[scheduled.condition_index]
         sampling, workload = experiment.sampling, experiment.workload
         warmup_ns = self.warmup_ns
-        self.observer.sample_started(scheduled, condition)
+        number = self.stored.get(scheduled.condition_index, 0) + 1
+        self.observer.sample_started(scheduled, condition, number)
         prepared = self.hooks("before-sample", condition, scheduled)
         request = SampleRequest(
             program=program,

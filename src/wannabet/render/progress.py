@@ -50,8 +50,8 @@ class ProgressDisplay:
         self.console = console
         self.warmup_ns = int(warmup_s * 1e9)
         self.sample_seconds = sample_seconds
-        # "k/≤60" when the run may stop before its most samples (until decided)
-        self.of = f"≤{samples_per_condition}" if until_decided else str(samples_per_condition)
+        self.samples_per_condition = samples_per_condition
+        self.until_decided = until_decided
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -70,7 +70,7 @@ class ProgressDisplay:
         self.live = console.is_terminal
         self._started = time.monotonic()
         self._total = 0
-        self._labels: dict[int, str] = {}
+        self._shown = ""  # the running sample's name
 
     def __enter__(self) -> ProgressDisplay:
         if self.live:
@@ -91,7 +91,6 @@ class ProgressDisplay:
         left = len(plan) - len(done)
         total = left * (self.sample_seconds or 1.0)
         self._total, self._started = left, time.monotonic()
-        self._labels = {i: c.label for i, c in enumerate(conditions)}
         # A resumed run counts each condition's samples on from those it has.
         self.done_per_condition.update(s.condition_index for s in plan if s.position in done)
         if not self.live:
@@ -100,14 +99,16 @@ class ProgressDisplay:
             return
         self.task = self.progress.add_task(f"run {run_id}", total=total, tps="–", p99="–")
 
-    def sample_started(self, sample: ScheduledSample, condition: Condition) -> None:
-        k = self.done_per_condition[sample.condition_index] + 1
+    def sample_started(self, sample: ScheduledSample, condition: Condition, number: int) -> None:
+        # The runner numbers samples as it stores them: a degraded attempt run again is stored
+        # too, so counting finished samples here would name the retry after the attempt.
+        self._shown = self._name(shown(condition.label), sample, number)
         self._last = (0, time.monotonic())
         if self.task is not None:
             # The rate shown until the first tick of this sample is not the previous one's.
             self.progress.update(
                 self.task,
-                description=self._name(shown(condition.label), k, sample.block),
+                description=self._shown,
                 tps="–",
                 p99="–",
             )
@@ -164,18 +165,23 @@ class ProgressDisplay:
         p99 = duration(float(np.percentile(latency_ms, 99))) if latency_ms.size else "–"
         elapsed = time.monotonic() - self._started
         eta = elapsed / finished * (self._total - finished)
-        k = self.done_per_condition[sample.condition_index]
-        label = shown(self._labels.get(sample.condition_index, "?"))
         self.console.print(
-            f"[{finished}/{self._total}] {self._name(label, k, sample.block)}:"
+            f"[{finished}/{self._total}] {self._shown}:"
             f" {tps:,.0f} TPS, p99 {p99}, elapsed {_clock(elapsed)}, ETA {_clock(eta)}",
             highlight=False,
             soft_wrap=True,
         )
 
-    def _name(self, label: str, k: int, block: int) -> str:
-        """``off #2/6 (block 2)``: the sample's name with the condition's number of samples."""
-        return sample_name(label, k, block + 1, of=self.of)
+    def _name(self, label: str, sample: ScheduledSample, number: int) -> str:
+        """``off #2/6 (block 2)``: the sample's name with the number of samples its condition
+        will have stored: the planned ones and each degraded attempt that was run again (a
+        stored sample that did not finish one of the planned ones); ``≤`` when the run may
+        stop before its most samples (until decided)."""
+        retried = max(0, number - 1 - self.done_per_condition[sample.condition_index])
+        of = self.samples_per_condition + retried
+        return sample_name(
+            label, number, sample.block + 1, of=f"≤{of}" if self.until_decided else of
+        )
 
 
 def _clock(seconds: float) -> str:
