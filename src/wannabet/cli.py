@@ -755,6 +755,11 @@ for _fmt, _help in (
         "Import hyperfine --export-json: each command a condition, each run an observation.",
     ),
     ("hammerdb", "Import HammerDB transaction-timing (xtprof) output, as aggregates."),
+    (
+        "fio",
+        "Import fio --output-format=json/json+ output (aggregates per job and direction), or"
+        " histogram logs (--write_hist_log), whose samples are their intervals.",
+    ),
 ):
     _plain_format_command(_fmt, _help)
 

@@ -8,6 +8,7 @@ One module per format; each reads its files (DuckDB for the large ones), builds 
 from wannabet.importers._common import ConditionRule
 from wannabet.importers.benchbase import import_benchbase
 from wannabet.importers.csv import import_csv
+from wannabet.importers.fio import import_fio
 from wannabet.importers.hammerdb import import_hammerdb
 from wannabet.importers.hyperfine import import_hyperfine
 from wannabet.importers.pgbench import import_pgbench, parse_summary
@@ -19,6 +20,7 @@ __all__ = [
     "ConditionRule",
     "import_benchbase",
     "import_csv",
+    "import_fio",
     "import_hammerdb",
     "import_hyperfine",
     "import_pgbench",
