@@ -19,10 +19,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from wannabet.analysis import histogram
-from wannabet.cli import app
 from wannabet.errors import ImportError_
 from wannabet.importers import ConditionRule, import_fio
 from wannabet.importers.fio import (
@@ -34,6 +32,7 @@ from wannabet.importers.fio import (
 )
 from wannabet.store import Store
 from wannabet.testing.ci import unavailable
+from wannabet.testing.cli import wannabet
 from wannabet.testing.packages import PackageUnavailable, ensure_command
 
 # -- fio, run once for the module -----------------------------------------------------------------
@@ -109,21 +108,21 @@ def fio_runs(tmp_path_factory: pytest.TempPathFactory) -> FioRuns:
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def run(*args: object) -> Any:
-    """The CLI in this process."""
-    return CliRunner().invoke(app, [str(a) for a in args])
+def run(*args: object) -> subprocess.CompletedProcess[str]:
+    """The command in this process, through its entry point (output as a pipe gets it)."""
+    return wannabet(*(str(a) for a in args))
 
 
 def ok(*args: object) -> str:
     result = run(*args)
-    assert result.exit_code == 0, result.output + result.stderr
-    return str(result.stdout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
 
 
 def error(*args: object, code: int = 2) -> str:
     """The one ``error:`` line of a command that must fail with ``code``."""
     result = run(*args)
-    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
     return str(lines[0])
