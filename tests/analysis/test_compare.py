@@ -304,6 +304,7 @@ def test_tiny_inputs_are_inconclusive_with_diagnostic(n):
         assert "too few samples" in r.note
         # The way to a verdict, for a run and for an imported log (one sample per file).
         assert "run more samples" in r.note and "--sample-interval" in r.note
+        assert "fio --write_hist_log" in r.note  # an aggregate import has its interval logs
         assert "zero-variance" not in [d.code for d in c.conditions[1].diagnostics]
         assert "too-few-samples" in [d.code for d in c.conditions[1].diagnostics]
         assert plain_types(c.to_dict())
