@@ -16,6 +16,7 @@ effects        bootstrap intervals of % change, Hodges-Lehmann, Cliff's delta
 consistency    deviation from the median, breakdowns, outliers, warm-up, multimodality
 diagnostics    typed warnings with advice
 compare        the orchestration producing the verdict
+profiles       which frames of CPU profiles grew or shrank, judged per sample (Welch + Holm)
 bayes          posterior of the change, HDI, ROPE decision, factorial effects (exact draws;
                the student-t model runs NumPyro, imported only when used)
 
