@@ -2,8 +2,9 @@
 
 A child process proves what only a process can (its exit status after a signal, the interpreter's
 own output, a clean environment, a working directory); each one also re-imports NumPy, SciPy and
-DuckDB, about a second here. A command that must simply succeed runs in this process through the
-same entry point, :func:`wannabet_in_process`, with the output a child would print.
+DuckDB, about a second here. So a command runs in this process by default, through the same
+entry point (:func:`wannabet_in_process`) and with the output a child would print; a test asks
+for a child when the process itself is what it checks.
 """
 
 from __future__ import annotations
