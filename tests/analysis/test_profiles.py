@@ -35,24 +35,14 @@ from wannabet.analysis.profiles import (
 from wannabet.analysis.tests import holm
 from wannabet.errors import AnalysisError, ImportError_
 
+from .test_pairs import holm as holm_by_hand  # the written-out reference
+
 ALPHA = 0.05
 
 
 def upper(rate: float, n: int) -> float:
     # one-sided binomial tolerance: 3 standard errors (about 1 in 700 by chance)
     return rate + 3 * math.sqrt(rate * (1 - rate) / n)
-
-
-def holm_by_hand(p: list[float]) -> list[float]:
-    """Holm's step-down adjustment, written out: the reference for the library's."""
-    order = np.argsort(p, kind="stable")
-    m = len(p)
-    out = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p[i]))
-        out[i] = running
-    return out
 
 
 # -- parsing and shares ---------------------------------------------------------------------
