@@ -8,6 +8,7 @@ pub mod backend;
 pub mod copy;
 mod decode;
 mod errors;
+pub mod flame;
 mod held;
 pub mod histogram;
 pub mod pgfuncs;
@@ -535,6 +536,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dry_run, m)?)?;
     m.add_function(wrap_pyfunction!(run_sample, m)?)?;
     m.add_function(wrap_pyfunction!(histogram::histogram_of, m)?)?;
+    m.add_function(wrap_pyfunction!(flame::fold_perf, m)?)?;
+    m.add_function(wrap_pyfunction!(flame::flame_graph, m)?)?;
     m.add_class::<poller::WaitPoller>()?;
     m.add_class::<held::HeldSession>()?;
     m.add("STATUS_NAMES", PyTuple::new(py, STATUS_NAMES)?)?;
