@@ -20,11 +20,11 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from wannabet.errors import MissingExtra
+from wannabet.errors import AnalysisError, MissingExtra
 from wannabet.store import DEFAULT_RESULTS, RunInfo, Store
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from wannabet.analysis.planning import Plan as PlanResult
     from wannabet.documents import ComparisonDocument
     from wannabet.model import Experiment
+    from wannabet.profiling import RunProfiles
     from wannabet.render.report import Report as BuiltReport
     from wannabet.reports import RunSummary
     from wannabet.runner import RunObserver, RunSetup, RunWarning
@@ -370,6 +371,36 @@ class Results:
         chosen = comparison_options(self.store, ids, **options)
         return [Comparison(d) for d in comparison_documents(self.store, ids, chosen)]
 
+    def profiles(
+        self,
+        run_id: int | None = None,
+        *,
+        baseline: str | None = None,
+        alpha: float = 0.05,
+        share: str = "inclusive",
+        top: int | None = 20,
+    ) -> RunProfiles:
+        """``compare --profile``: the run's CPU profiles per condition, and the frames that grew
+        or shrank against the baseline (decided over the samples, Holm over the frames).
+
+        Raises AnalysisError when the run has no profiles (run it with ``--profile``).
+        """
+        from wannabet.profiling import run_profiles
+
+        info = self.store.run(run_id)
+        if share not in ("inclusive", "self"):
+            raise AnalysisError(f"share must be 'inclusive' or 'self', not {share!r}")
+        chosen: Literal["inclusive", "self"] = "self" if share == "self" else "inclusive"
+        found = run_profiles(
+            self.store, info.run_id, baseline=baseline, alpha=alpha, share=chosen, top=top
+        )
+        if found is None:
+            raise AnalysisError(
+                f"run {info.run_id} has no CPU profiles; run the experiment with --profile"
+                " (or [profile] perf = true)"
+            )
+        return found
+
     def plan(
         self,
         run_id: int | None = None,
@@ -551,10 +582,12 @@ def prepare_experiment(
     stats: bool | None = None,
     stats_interval: str | None = None,
     server_cores: int | None = None,
+    profile: bool | None = None,
     resume: int | None = None,
 ) -> Prepared:
     """Load an experiment file and apply ``wannabet run``'s options to it (durations as text
-    such as ``"5s"``); nothing runs yet. ``resume`` goes on with an interrupted run."""
+    such as ``"5s"``); nothing runs yet. ``profile`` turns the file's ``[profile] perf`` on or
+    off. ``resume`` goes on with an interrupted run."""
     from wannabet.durations import duration_option
     from wannabet.runner import prepare_run, with_overrides
     from wannabet.spec import load_experiment
@@ -573,6 +606,7 @@ def prepare_experiment(
         record=record,
         until_decided=until_decided,
         max_samples=max_samples,
+        profile=profile,
     )
     setup = prepare_run(
         experiment,

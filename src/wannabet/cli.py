@@ -7,6 +7,7 @@ shows the traceback instead.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shlex
 import sys
@@ -212,6 +213,16 @@ def run(
             max=65536,
         ),
     ] = None,
+    profile: Annotated[
+        bool | None,
+        typer.Option(
+            "--profile/--no-profile",
+            help="Record a CPU profile of the server per sample with perf (cpu-clock, call"
+            " graphs), for flame graphs and compare --profile (default: the file's [profile]"
+            " perf, else off). Refused before the run starts when perf cannot.",
+            show_default=False,
+        ),
+    ] = None,
     resume: Annotated[
         int | None,
         typer.Option(
@@ -243,6 +254,7 @@ def run(
         stats=stats,
         stats_interval=stats_interval,
         server_cores=server_cores,
+        profile=profile,
         resume=resume,
     )
     if prepared.storage_warning is not None:
@@ -933,11 +945,23 @@ def compare(
             " results (result = true). Default: the mean latency.",
         ),
     ] = None,
+    profile: Annotated[
+        bool,
+        typer.Option(
+            "--profile",
+            help="Compare the CPU profiles instead (a run made with --profile): per condition"
+            " against the baseline, the frames whose share of the CPU grew or shrank, with"
+            " intervals (Welch over the samples, Holm over the frames).",
+        ),
+    ] = False,
 ) -> None:
     """Is the difference between conditions real? Tests, intervals and a verdict."""
     from wannabet import api
     from wannabet.render import compare as render
 
+    if profile:
+        _compare_profiles(results, run_ids, baseline, alpha, output, include_degraded)
+        return
     found = api.Results(results, include_degraded=include_degraded).comparisons(
         run_ids or (),
         baseline=baseline,
@@ -970,6 +994,39 @@ def compare(
     else:
         for doc in docs:
             console.print(render.compare_table(doc))
+
+
+def _compare_profiles(
+    results: Path,
+    run_ids: list[int] | None,
+    baseline: str | None,
+    alpha: float,
+    output: Format,
+    include_degraded: bool,
+) -> None:
+    """``compare --profile``: the frames that grew or shrank, as a table or JSON."""
+    from wannabet import api
+    from wannabet.render.profiles import profile_tables
+
+    if run_ids and len(run_ids) > 1:
+        raise SpecError(
+            "compares the conditions of one run; give one --run",
+            key="--profile",
+            file="command line",
+        )
+    found = api.Results(results, include_degraded=include_degraded).profiles(
+        run_ids[0] if run_ids else None, baseline=baseline, alpha=alpha
+    )
+    if output is Format.json:
+        sys.stdout.write(json.dumps(found.to_dict(), indent=2) + "\n")
+    elif output in (Format.table, Format.markdown):
+        console.print(profile_tables(found))
+    else:
+        raise SpecError(
+            "prints a table or JSON; use --format table or --format json",
+            key="--profile",
+            file="command line",
+        )
 
 
 class PlanStatChoice(StrEnum):

@@ -11,6 +11,7 @@
     ├── ImportError_         a foreign result file is malformed
     ├── AnalysisError        the data cannot answer the question asked
     ├── MissingExtra         an optional part of wannabet is not installed
+    ├── ProfileError         profiles were asked for and perf cannot record them here
     └── Interrupted          the user pressed Ctrl-C; finished samples are kept
 
 Every message is one line a user can act on. Driver errors are translated into these at one
@@ -137,6 +138,14 @@ class MissingExtra(WannabetError):
             f" pip install 'wannabet[{extra}]', or from a clone of wannabet's source with"
             f" pip install '.[{extra}]'"
         )
+
+
+class ProfileError(WannabetError):
+    """``[profile] perf`` or ``--profile`` was asked for, and ``perf`` cannot record the
+    server here (not installed, not permitted, a server on another host). Raised before the
+    run starts, never in the middle of it."""
+
+    exit_code = 8
 
 
 class Interrupted(WannabetError):

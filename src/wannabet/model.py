@@ -503,6 +503,23 @@ class StatisticsPlan:
     server_cores: int | None = None
 
 
+#: the default sampling frequency of ``[profile]``: 99 Hz, not 100, so that the profiler does
+#: not tick in step with work that runs every 10 ms (Gregg's habit)
+PROFILE_FREQUENCY_HZ = 99
+#: the frequencies ``[profile] frequency`` accepts (the kernel's default cap is 100 kHz; above
+#: a few kHz the profiler costs more than it tells)
+PROFILE_FREQUENCY_RANGE_HZ = (1, 10_000)
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilePlan:
+    """Whether a run records CPU profiles of the server per sample (the ``[profile]`` table)."""
+
+    perf: bool = False
+    #: stack samples per second and CPU (``perf record -F``)
+    frequency_hz: int = PROFILE_FREQUENCY_HZ
+
+
 @dataclass(frozen=True, slots=True)
 class Setup:
     sql: str | None = None
@@ -541,6 +558,7 @@ class Experiment:
     setup: Setup = field(default_factory=Setup)
     factors: tuple[Factor, ...] = ()
     statistics: StatisticsPlan = field(default_factory=StatisticsPlan)
+    profile: ProfilePlan = field(default_factory=ProfilePlan)
     hooks: tuple[Hook, ...] = ()
     #: an unmeasured load running during every sample (a level's own replaces it)
     background: Background | None = None

@@ -33,7 +33,7 @@ import numpy as np
 
 from wannabet import design
 from wannabet.analysis.sequential import SequentialComparison, sequential_comparisons
-from wannabet.backends import collector_for, parse_target
+from wannabet.backends import collector_for, parse_target, profiled_processes
 from wannabet.durations import duration_option
 from wannabet.engine.base import (
     DryCondition,
@@ -164,13 +164,19 @@ def with_overrides(
     record: str | None = None,
     until_decided: bool = False,
     max_samples: int | None = None,
+    profile: bool | None = None,
 ) -> Experiment:
     """The experiment with command-line overrides applied.
 
     ``record`` is the text of ``--record`` ("auto", "all", "none" or a fraction such as
     "0.01"). ``until_decided`` turns the sequential stopping rule on (a file may already have
-    it on); ``max_samples`` is then the most samples per condition.
+    it on); ``max_samples`` is then the most samples per condition. ``profile`` turns the
+    file's ``[profile] perf`` on or off.
     """
+    if profile is not None and profile != experiment.profile.perf:
+        experiment = dataclasses.replace(
+            experiment, profile=dataclasses.replace(experiment.profile, perf=profile)
+        )
     sampling = experiment.sampling
     if until_decided or sampling.until_decided:
         if samples is not None:
@@ -460,6 +466,17 @@ def run_experiment(
             for other in others
         ]
     statistics = statistics or StatsOptions.of_plan(experiment.statistics)
+    # Before the run exists: a profile perf cannot record stops it now, in one line, not after
+    # the set-up or in its middle.
+    hz = experiment.profile.frequency_hz
+    profiled = (
+        {
+            url: (profiled_processes(t, engine, hz), hz)
+            for url, t in {t.url: t for t in plan.targets}.items()
+        }
+        if experiment.profile.perf
+        else {}
+    )
     resumed = None
     if resume is None:
         run_id = _create_run(store, experiment, primary, plan, environment, statistics)
@@ -483,7 +500,11 @@ def run_experiment(
         # After setup: a setup failure should not wait for a statistics connection first.
         for where in {t.url: t for t in plan.targets}.values():
             run.collectors[where.url] = collector_for(
-                where, engine, statistics, transaction_names=plan.type_names
+                where,
+                engine,
+                statistics,
+                transaction_names=plan.type_names,
+                profile=profiled.get(where.url),
             )
         with _deferred_interrupt(stopped_by) as interrupt:
             run.run_all(interrupt)
@@ -1292,11 +1313,10 @@ class _SampleLoop:
             if collector is not None:
                 collector.abandon()
             raise
-        stats = (
-            collector.stop(result, interrupt.interrupted).to_json()
-            if collector is not None
-            else None
+        measured_stats = (
+            collector.stop(result, interrupt.interrupted) if collector is not None else None
         )
+        stats = measured_stats.to_json() if measured_stats is not None else None
         if prepared:
             # What the before-sample hooks did (time, output) is kept with the sample.
             stats = {**(stats or {}), "hooks": prepared}
@@ -1351,6 +1371,7 @@ class _SampleLoop:
             result.error_codes,
             summaries=result.summaries,
             recorded=recorded,
+            stacks=measured_stats.stacks if measured_stats is not None else (),
         )
         self.done += 1
         if self.done == 1 and sampling.max_rows == 0:

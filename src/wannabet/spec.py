@@ -24,6 +24,8 @@ from wannabet.model import (
     DEFAULT_RECONNECT_S,
     HOOK_POINTS,
     PREDEFINED_VARIABLES,
+    PROFILE_FREQUENCY_HZ,
+    PROFILE_FREQUENCY_RANGE_HZ,
     QUERY_PROTOCOLS,
     WAIT_INTERVAL_RANGE_S,
     WAIT_INTERVAL_S,
@@ -35,6 +37,7 @@ from wannabet.model import (
     Hook,
     LevelSettings,
     PipelineCommand,
+    ProfilePlan,
     QueryProtocol,
     SamplingPlan,
     Script,
@@ -57,6 +60,7 @@ _TOP_KEYS = (
     "factors",
     "sampling",
     "statistics",
+    "profile",
     "bayes",
     "hooks",
     "background",
@@ -106,6 +110,7 @@ _LEVEL_KEYS = (
 )
 _HELD_KEYS = ("sql", "end")
 _STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
+_PROFILE_KEYS = ("perf", "frequency")
 _SAMPLING_KEYS = (
     "samples",
     "duration",
@@ -348,6 +353,7 @@ class _Reader:
         statistics = self.attempt(
             lambda: self.statistics(self.table(data, "statistics", "")), StatisticsPlan()
         )
+        profile = self.attempt(lambda: self.profile(self.table(data, "profile", "")), ProfilePlan())
         # validated now, read by compare --bayes
         no_settings: dict[str, Any] = {}
         self.attempt(lambda: self.bayes(self.table(data, "bayes", "")), no_settings)
@@ -367,6 +373,7 @@ class _Reader:
             factors=factors,
             sampling=sampling,
             statistics=statistics,
+            profile=profile,
             hooks=hooks,
             background=background,
             source_path=self.file,
@@ -941,6 +948,17 @@ class _Reader:
                 data, "server_cores", "statistics.server_cores", 1, minimum=1, maximum=65536
             )
         return StatisticsPlan(enabled=enabled, wait_interval_s=interval, server_cores=cores)
+
+    def profile(self, data: Mapping[str, Any]) -> ProfilePlan:
+        self.check_keys(data, _PROFILE_KEYS, "profile")
+        perf = data.get("perf", False)
+        if not isinstance(perf, bool):
+            raise self.fail("profile.perf", f"must be true or false, not {_type(perf)}")
+        lo, hi = PROFILE_FREQUENCY_RANGE_HZ
+        frequency = self.integer(
+            data, "frequency", "profile.frequency", PROFILE_FREQUENCY_HZ, minimum=lo, maximum=hi
+        )
+        return ProfilePlan(perf=perf, frequency_hz=frequency)
 
     def sampling(self, data: Mapping[str, Any]) -> SamplingPlan:
         self.check_keys(data, _SAMPLING_KEYS, "sampling")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from wannabet.model import PlaceholderStyle
     from wannabet.samplers.base import Collector, Sampler, StatsWarning
     from wannabet.samplers.options import StatsOptions
+    from wannabet.samplers.perf import ProfiledProcesses
     from wannabet.targets import Target
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "collector_for",
     "examples",
     "parse_target",
+    "profiled_processes",
 ]
 
 #: the backends' packages, in the order errors list them; each defines ``BACKEND``
@@ -95,6 +97,11 @@ class Backend:
     #: ``target -> Driver``: the target is driven through a Python DB-API module
     #: (:mod:`wannabet.engine.dbapi`) rather than a Rust client; None for the native ones
     driver: Callable[[Target], Driver] | None = None
+    #: ``(target, engine) -> ProfiledProcesses``: the processes ``perf`` records for a run with
+    #: profiles (``[profile] perf``); it raises ProfileError when they are not visible from
+    #: here. None: this backend's server cannot be profiled (a remote service, a driver's
+    #: process of its own)
+    profiled: Callable[[Target, Engine], ProfiledProcesses] | None = None
 
 
 @cache
@@ -166,21 +173,51 @@ def parse_target(url: str, *, key: str = "target", file: str | None = None) -> T
 
 
 def collector_for(
-    target: Target, engine: Engine, options: StatsOptions, *, transaction_names: Sequence[str]
+    target: Target,
+    engine: Engine,
+    options: StatsOptions,
+    *,
+    transaction_names: Sequence[str],
+    profile: tuple[ProfiledProcesses, int] | None = None,
 ) -> Collector | None:
-    """The samplers for ``target``; None when statistics are off.
+    """The samplers for ``target``; None when statistics are off and nothing is profiled.
 
     Every target gets the engine's and the client process's figures; its backend adds its
     server's (:attr:`wannabet.backends.Backend.samplers`). A sampler that cannot be set up (no
     permission, psycopg missing) becomes a warning stored with every sample, and the run goes
     on with the others. ``transaction_names`` are the program's, in order: the engine's figures
-    count commits per type by them.
+    count commits per type by them. ``profile`` (the processes and a frequency, checked with
+    :func:`profiled_processes`) adds the CPU profile of each sample, statistics on or off.
     """
-    if not options.enabled:
-        return None
     from wannabet.samplers.base import Collector
-    from wannabet.samplers.process import EngineSampler, ProcessSampler
 
-    server, warnings = target.backend.samplers(target, engine, options)
-    samplers: list[Sampler] = [EngineSampler(transaction_names), ProcessSampler(), *server]
+    samplers: list[Sampler] = []
+    warnings: list[StatsWarning] = []
+    if options.enabled:
+        from wannabet.samplers.process import EngineSampler, ProcessSampler
+
+        server, warnings = target.backend.samplers(target, engine, options)
+        samplers = [EngineSampler(transaction_names), ProcessSampler(), *server]
+    if profile is not None:
+        from wannabet.samplers.perf import PerfSampler
+
+        samplers.append(PerfSampler(*profile))
+    if not samplers:
+        return None
     return Collector(samplers, warnings, scrub=lambda text: redact(text, target.password))
+
+
+def profiled_processes(target: Target, engine: Engine, frequency_hz: int) -> ProfiledProcesses:
+    """The processes of ``target``'s server that ``perf`` records, once checked by recording
+    them briefly; ProfileError (one line, with the fix) when that cannot work here."""
+    from wannabet.errors import ProfileError
+    from wannabet.samplers.perf import check_profiling
+
+    if target.backend.profiled is None:
+        raise ProfileError(
+            f"profiles are not available for {target.backend.kind} targets: wannabet cannot see"
+            " their server's processes; run without --profile / [profile] perf"
+        )
+    processes = target.backend.profiled(target, engine)
+    check_profiling(processes, frequency_hz)
+    return processes

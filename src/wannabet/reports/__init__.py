@@ -63,6 +63,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import UnitOfWork as UnitOfWorkResult
+    from wannabet.profiling import RunProfiles
     from wannabet.render.report import Report
 
 
@@ -194,6 +195,7 @@ def gather_report(
     from wannabet.work import relations_for_run
 
     relations = () if several else tuple(relations_for_run(store, runs[0].run_id))
+    profiles = None if several else _profiles(store, runs[0].run_id, opts)
     environments = {r.run_id: flatten_environment(r.environment or {}) for r in runs}
     differences: dict[str, dict[str, str | None]] = {}
     if several:
@@ -215,7 +217,19 @@ def gather_report(
         environment_differences=differences,
         per_type=per_type,
         relations=relations,
+        profiles=profiles,
     )
+
+
+def _profiles(store: Store, run_id: int, options: ComparisonOptions) -> RunProfiles | None:
+    """The run's profiles against the comparison's baseline (its first condition when the
+    baseline has no profile), at the comparison's alpha."""
+    from wannabet.profiling import run_profiles
+
+    try:
+        return run_profiles(store, run_id, baseline=options.baseline, alpha=options.alpha)
+    except AnalysisError:
+        return run_profiles(store, run_id, alpha=options.alpha)
 
 
 #: the tail statistic the report judges per transaction type

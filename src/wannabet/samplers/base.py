@@ -46,6 +46,9 @@ class Section:
     values: Mapping[str, Any] = field(default_factory=dict)
     invalid: tuple[str, ...] = ()
     warnings: tuple[StatsWarning, ...] = ()
+    #: folded call stacks with their weights (the profile sampler's): stored in the
+    #: ``profiles`` table, not in ``samples.stats``
+    stacks: tuple[tuple[str, int], ...] = ()
 
 
 #: tells a sampler's wait loops that Ctrl-C was pressed, so they give up at once
@@ -85,6 +88,11 @@ class SampleStats:
     @property
     def valid(self) -> bool:
         return not any(s.invalid for s in self.sections)
+
+    @property
+    def stacks(self) -> tuple[tuple[str, int], ...]:
+        """The sample's folded stacks (none unless it was profiled)."""
+        return tuple(stack for s in self.sections for stack in s.stacks)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"layout": STATS_LAYOUT, "valid": self.valid}

@@ -708,3 +708,20 @@ def degraded_samples(con: duckdb.DuckDBPyConnection, run_id: int) -> list[Degrad
         [run_id],
     ).fetchall()
     return [DegradedSample(int(a), int(b), str(c), d, int(e), int(f)) for a, b, c, d, e, f in rows]
+
+
+def sample_profiles(
+    con: duckdb.DuckDBPyConnection, run_id: int
+) -> dict[int, list[dict[str, float]]]:
+    """Per condition id, the folded profile (``stack -> weight``) of every analysed sample that
+    was profiled, in the order the samples ran."""
+    rows = con.execute(
+        "SELECT s.condition_id, s.sample_id, p.stack, p.weight FROM profiles p"
+        " JOIN samples s USING (run_id, sample_id)"
+        f" WHERE p.run_id = ? AND {ANALYSED} ORDER BY s.condition_id, s.position, p.stack",
+        [run_id],
+    ).fetchall()
+    out: dict[int, dict[int, dict[str, float]]] = {}
+    for condition_id, sample_id, stack, weight in rows:
+        out.setdefault(condition_id, {}).setdefault(sample_id, {})[stack] = float(weight)
+    return {c: list(samples.values()) for c, samples in out.items()}

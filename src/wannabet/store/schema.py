@@ -23,6 +23,9 @@ History (never edit a released migration; add a new one):
   table (it was the type's name, so the view could not be joined with ``transaction_types`` or
   the summary tables on it); the name is ``txn_name``. The view also gains ``position``,
   ``intended_start_ns`` and ``end_ns``. Nothing is stored differently.
+- 7: ``profiles`` (issue #17): per profiled sample, one row per distinct folded call stack
+  (frames root first, ``;`` between) and its weight (the sum of ``perf``'s periods: for
+  ``cpu-clock``, nanoseconds of CPU). Older samples have no profile.
 """
 
 from __future__ import annotations
@@ -354,6 +357,21 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         6,
         "transaction_latency: txn_type is the type's index, txn_name its name",
         (TRANSACTION_LATENCY_6,),
+    ),
+    (
+        7,
+        "per-sample CPU profiles: profiles",
+        (
+            """
+            CREATE TABLE profiles (
+                run_id    INTEGER NOT NULL,
+                sample_id INTEGER NOT NULL,
+                stack     VARCHAR NOT NULL,         -- folded: frames root first, ';' between
+                weight    BIGINT NOT NULL,          -- sum of perf's periods (cpu-clock: ns)
+                PRIMARY KEY (run_id, sample_id, stack)
+            )
+            """,
+        ),
     ),
 )
 

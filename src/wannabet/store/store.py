@@ -765,8 +765,10 @@ class Store:
         error_codes: Sequence[str] = (),
         summaries: SampleSummaries | None = None,
         recorded: float = 1.0,
+        stacks: Sequence[tuple[str, int]] = (),
     ) -> None:
-        """Write one sample, its summaries and its stored transactions atomically (via Arrow).
+        """Write one sample, its summaries, its stored transactions and its CPU profile (folded
+        ``stacks`` with their weights, when it was profiled) atomically (via Arrow).
 
         ``summaries`` are the sample's per-type moments, statuses and histogram bins as the
         engine built them over *every* transaction; None computes them from ``columns`` with
@@ -830,6 +832,21 @@ class Store:
                 [run_id, sample.sample_id],
             )
             con.unregister("incoming_transactions")
+            if stacks:
+                profile = pa.table(
+                    {
+                        "stack": pa.array([stack for stack, _ in stacks], type=pa.string()),
+                        "weight": pa.array([w for _, w in stacks], type=pa.int64()),
+                    }
+                )
+                con.register("incoming_profile", profile)
+                # perf's folding gives each stack once; a repeat would be summed, not refused.
+                con.execute(
+                    "INSERT INTO profiles SELECT ?, ?, stack, sum(weight)::BIGINT"
+                    " FROM incoming_profile GROUP BY stack",
+                    [run_id, sample.sample_id],
+                )
+                con.unregister("incoming_profile")
             con.execute("COMMIT")
 
     @staticmethod
@@ -1037,6 +1054,12 @@ class Store:
         """The run's degraded samples (the analyses leave them out unless ``include_degraded``)."""
         with self._connect() as con:
             return queries.degraded_samples(con, run_id)
+
+    def sample_profiles(self, run_id: int) -> dict[int, list[dict[str, float]]]:
+        """The run's CPU profiles: per condition id, one ``stack -> weight`` mapping per
+        analysed sample that has one, in the order the samples ran (empty: none profiled)."""
+        with self._connect() as con:
+            return queries.sample_profiles(con, run_id)
 
     def samples(self, run_id: int) -> list[dict[str, Any]]:
         with self._connect() as con:

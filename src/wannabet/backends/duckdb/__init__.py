@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from wannabet.engine.dbapi import Driver
     from wannabet.samplers.base import Sampler, StatsWarning
     from wannabet.samplers.options import StatsOptions
+    from wannabet.samplers.perf import ProfiledProcesses
     from wannabet.targets import Target
 
 
@@ -29,6 +30,12 @@ def _samplers(
     from wannabet.backends.duckdb.sampler import DuckDBSampler
 
     return [DuckDBSampler(target)], []
+
+
+def _profiled(target: Target, engine: Engine) -> ProfiledProcesses:
+    from wannabet.samplers.perf import this_process
+
+    return this_process("DuckDB")
 
 
 def _work() -> WorkSource:
@@ -54,6 +61,7 @@ BACKEND = Backend(
     probe=probe,
     samplers=_samplers,
     work=_work,
+    profiled=_profiled,
     features=frozenset({"transactional_ddl"}),
     driver=_driver,
 )

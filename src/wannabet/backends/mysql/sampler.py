@@ -35,8 +35,9 @@ import psutil  # type: ignore[import-untyped]
 
 from wannabet.backends.mysql.url import host_port
 from wannabet.engine.base import Engine, SampleResult
-from wannabet.errors import TargetError
+from wannabet.errors import ProfileError, TargetError
 from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
+from wannabet.samplers.perf import ProfiledProcesses
 from wannabet.samplers.process import allowed_cores
 from wannabet.targets import Target, redact
 
@@ -154,35 +155,11 @@ class MySQLSampler:
 
     def _find_server(self) -> psutil.Process | None:
         """The server's process, if it demonstrably runs on this machine."""
-        host, _ = host_port(self._target.url)
-        if host.lower() not in _LOOPBACK:
-            self.notes.append(
-                StatsWarning(self.name, "server CPU is unknown: the server is not on this host")
-            )
+        found = server_process(self._target, self._engine)
+        if isinstance(found, str):
+            self.notes.append(StatsWarning(self.name, f"server CPU is unknown: {found}"))
             return None
-        try:
-            pid_file, uptime = self._rows(
-                "SELECT @@pid_file, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
-                " WHERE VARIABLE_NAME = 'UPTIME'"
-            )[0]
-            with open(str(pid_file), encoding="ascii") as f:
-                process = psutil.Process(int(f.read().strip()))
-            if not any(n in process.name() for n in ("mysqld", "mariadbd")):
-                raise psutil.NoSuchProcess(process.pid)
-            # A pid file of another server (a container, a stale file) is not this one.
-            started = time.time() - float(uptime or 0)
-            if abs(process.create_time() - started) > _START_TIME_TOLERANCE_S:
-                raise psutil.NoSuchProcess(process.pid)
-            return process
-        except (psutil.Error, OSError, ValueError, IndexError):
-            self.notes.append(
-                StatsWarning(
-                    self.name,
-                    "server CPU is unknown: the server's process is not visible here"
-                    " (another host, container or namespace, or an unreadable pid file)",
-                )
-            )
-            return None
+        return found
 
     def _server_cpu_s(self) -> float | None:
         if self._process is None:
@@ -322,3 +299,46 @@ def flushed(before: dict[str, Any], after: dict[str, Any]) -> bool:
     if not all(k in before and k in after for k in keys):
         return False
     return int(after[keys[0]]) - int(after[keys[1]]) != int(before[keys[0]]) - int(before[keys[1]])
+
+
+def server_process(target: Target, engine: Engine) -> psutil.Process | str:
+    """The server's process if it demonstrably runs on this machine, else why not.
+
+    The pid comes from ``@@pid_file``; the process must be ``mysqld`` or ``mariadbd`` and have
+    started when the server says it did (a stale pid file, or one of a server in a container,
+    names another process).
+    """
+    host, _ = host_port(target.url)
+    if host.lower() not in _LOOPBACK:
+        return "the server is not on this host"
+    try:
+        pid_file, uptime = engine.query(
+            target,
+            "SELECT @@pid_file, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+            " WHERE VARIABLE_NAME = 'UPTIME'",
+            timeout_s=QUERY_TIMEOUT_S,
+        )[0]
+        with open(str(pid_file), encoding="ascii") as f:
+            process = psutil.Process(int(f.read().strip()))
+        if not any(n in process.name() for n in ("mysqld", "mariadbd")):
+            raise psutil.NoSuchProcess(process.pid)
+        started = time.time() - float(uptime or 0)
+        if abs(process.create_time() - started) > _START_TIME_TOLERANCE_S:
+            raise psutil.NoSuchProcess(process.pid)
+        return process
+    except (psutil.Error, OSError, ValueError, IndexError):
+        return (
+            "the server's process is not visible here (another host, container or namespace,"
+            " or an unreadable pid file)"
+        )
+
+
+def profiled_processes(target: Target, engine: Engine) -> ProfiledProcesses:
+    """The server process (all its threads), for ``perf``; ProfileError when not visible."""
+    found = server_process(target, engine)
+    if isinstance(found, str):
+        raise ProfileError(
+            f"profiles need the MySQL/MariaDB server's process, and {found}: run wannabet where"
+            " the server runs, or without --profile / [profile] perf"
+        )
+    return ProfiledProcesses((found.pid,), f"the server ({found.name()} {found.pid})")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from wannabet.engine.base import Engine
     from wannabet.samplers.base import Sampler, StatsWarning
     from wannabet.samplers.options import StatsOptions
+    from wannabet.samplers.perf import ProfiledProcesses
     from wannabet.targets import Target
 
 
@@ -28,6 +29,12 @@ def _samplers(
     from wannabet.backends.postgresql.sampler import samplers_for
 
     return samplers_for(target, engine, options)
+
+
+def _profiled(target: Target, engine: Engine) -> ProfiledProcesses:
+    from wannabet.backends.postgresql.sampler import profiled_processes
+
+    return profiled_processes(target, engine)
 
 
 def _work() -> WorkSource:
@@ -47,5 +54,6 @@ BACKEND = Backend(
     probe=probe,
     samplers=_samplers,
     work=_work,
+    profiled=_profiled,
     features=frozenset({"fetch_size", "pipelines", "compound", "transactional_ddl"}),
 )

@@ -45,9 +45,10 @@ import psutil  # type: ignore[import-untyped]
 from wannabet.backends.postgresql.url import host_port
 from wannabet.engine.base import Engine, SampleResult
 from wannabet.engine.waits import WaitPoller
-from wannabet.errors import ConnectError, TargetError
+from wannabet.errors import ConnectError, ProfileError, TargetError
 from wannabet.model import WAIT_INTERVAL_S
 from wannabet.samplers.base import Interrupted, Sampler, Section, StatsWarning, delta, never
+from wannabet.samplers.perf import ProfiledProcesses
 from wannabet.samplers.process import allowed_cores
 from wannabet.targets import Target, redact
 
@@ -785,3 +786,59 @@ def _literal(text: str) -> str:
 def _first(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+def profiled_processes(target: Target, engine: Engine) -> ProfiledProcesses:
+    """The server's postmaster and the processes under it, for ``perf``; ProfileError when
+    the server does not demonstrably run on this machine.
+
+    The postmaster is the ``postgres`` process without a ``postgres`` parent whose start time
+    is ``pg_postmaster_start_time()``; its pid file in ``data_directory`` settles it when
+    several match and the setting is readable (a superuser, ``pg_read_all_settings``).
+    """
+    if not is_local_host(target):
+        raise ProfileError(
+            "profiles need the PostgreSQL server on this host, and the target is not: run"
+            " wannabet where the server runs, or without --profile / [profile] perf"
+        )
+    rows = engine.query(
+        target,
+        "SELECT extract(epoch FROM pg_postmaster_start_time()),"
+        " CASE WHEN pg_has_role('pg_read_all_settings', 'member')"
+        " THEN current_setting('data_directory') END",
+        timeout_s=STATEMENT_TIMEOUT_MS / 1000,
+    )
+    started, data_directory = float(rows[0][0] or 0), rows[0][1]
+    found: list[int] = []
+    if data_directory:
+        pid_file = os.path.join(data_directory, "postmaster.pid")
+        with contextlib.suppress(OSError, ValueError), open(pid_file, encoding="ascii") as f:
+            found = [int(f.readline().strip())]
+    if not found:
+        for process in psutil.process_iter(["name", "create_time", "ppid"]):
+            with contextlib.suppress(psutil.Error):
+                if process.info["name"] not in ("postgres", "postmaster"):
+                    continue
+                parent = psutil.Process(process.info["ppid"]) if process.info["ppid"] else None
+                if parent is not None and parent.name() in ("postgres", "postmaster"):
+                    continue
+                if abs(process.info["create_time"] - started) <= _START_TIME_TOLERANCE_S:
+                    found.append(process.pid)
+    try:
+        if len(found) != 1:
+            raise psutil.NoSuchProcess(0)
+        postmaster = psutil.Process(found[0])
+        if abs(postmaster.create_time() - started) > _START_TIME_TOLERANCE_S:
+            raise psutil.NoSuchProcess(postmaster.pid)
+    except psutil.Error:
+        raise ProfileError(
+            "profiles need the PostgreSQL server's processes, and they are not visible here"
+            " (another host, container or namespace"
+            + (", or several servers started at the same time" if len(found) > 1 else "")
+            + "): run wannabet where the server runs, or without --profile / [profile] perf"
+        ) from None
+    return ProfiledProcesses(
+        (postmaster.pid,),
+        f"the PostgreSQL server (postmaster {postmaster.pid} and its processes)",
+        children=True,
+    )

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from wannabet.engine.base import Engine
     from wannabet.samplers.base import Sampler, StatsWarning
     from wannabet.samplers.options import StatsOptions
+    from wannabet.samplers.perf import ProfiledProcesses
     from wannabet.targets import Target
 
 
@@ -24,6 +25,12 @@ def _samplers(
     target: Target, engine: Engine, options: StatsOptions
 ) -> tuple[list[Sampler], list[StatsWarning]]:
     return [], []
+
+
+def _profiled(target: Target, engine: Engine) -> ProfiledProcesses:
+    from wannabet.samplers.perf import this_process
+
+    return this_process("SQLite")
 
 
 def _work() -> WorkSource:
@@ -43,5 +50,6 @@ BACKEND = Backend(
     probe=probe,
     samplers=_samplers,
     work=_work,
+    profiled=_profiled,
     features=frozenset({"transactional_ddl"}),
 )

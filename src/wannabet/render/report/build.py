@@ -29,6 +29,7 @@ from wannabet.render.markdown import (
     degraded_warnings,
     open_loop_warnings,
 )
+from wannabet.render.profiles import flame_graphs
 from wannabet.render.report import charts
 from wannabet.render.report.inputs import ConditionData, ReportData, ReportInput
 from wannabet.render.report.page import Chart, render_page
@@ -327,6 +328,44 @@ def _with_disagreement(
     return entry
 
 
+def _profiles(inputs: ReportInput) -> dict[str, Any] | None:
+    """The flame graphs and the frames that changed, for the page (None: no profiles)."""
+    profiles = inputs.profiles
+    if profiles is None:
+        return None
+    plain, diffs = flame_graphs(profiles)
+    tables = []
+    for d in profiles.differences:
+        c = d.comparison
+        tables.append(
+            {
+                "title": f"{d.label} against {d.baseline}",
+                "baseline": d.baseline,
+                "label": d.label,
+                "summary": (
+                    f"{len(c.grew)} frame(s) grew and {len(c.shrank)} shrank of {c.n_tested}"
+                    f" tested ({c.n_left_out} under {100 * c.min_share:g}% of the CPU left out),"
+                    f" over {c.n_baseline} and {c.n_other} samples"
+                    + (f". {c.note}" if c.note else "")
+                ),
+                "rows": [
+                    {
+                        "frame": ch.frame,
+                        "baseline": f"{ch.baseline_pct:.1f}",
+                        "other": f"{ch.other_pct:.1f}",
+                        "change": f"{ch.change_pp:+.1f}",
+                        "interval": ""
+                        if ch.change is None
+                        else f"[{ch.change.low:+.1f}, {ch.change.high:+.1f}]",
+                        "verdict": ch.verdict,
+                    }
+                    for ch in c.changes
+                ],
+            }
+        )
+    return {"flames": plain, "diffs": diffs, "tables": tables}
+
+
 def _setting(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:g}"
@@ -523,4 +562,5 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
             {"title": title, "header": header, "rows": rows}
             for title, header, rows in relation_sections(inputs.relations)
         ],
+        "profiles": _profiles(inputs),
     }

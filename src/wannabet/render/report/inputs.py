@@ -17,6 +17,7 @@ from wannabet.store import ConditionRow, RunInfo
 if TYPE_CHECKING:
     from wannabet.analysis.bayes import BayesAnalysis
     from wannabet.analysis.relations import RelationActivity
+    from wannabet.profiling import RunProfiles
     from wannabet.verdicts import ComparisonOptions, Metric
 
 #: The five quantiles of box plots and per-group summaries.
@@ -170,3 +171,5 @@ class ReportInput:
     per_type: tuple[ComparisonDocument, ...] = ()
     #: what each table and index did per condition (PostgreSQL statistics; one run only)
     relations: tuple[RelationActivity, ...] = ()
+    #: the run's CPU profiles and their differences (a run made with --profile; one run only)
+    profiles: RunProfiles | None = None

@@ -14,6 +14,7 @@ page; a Content-Security-Policy forbids every network request.
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import json
@@ -52,6 +53,15 @@ def breakable(value: Any) -> Markup:
 
 
 _TEMPLATES.filters["breakable"] = breakable
+
+
+def svg_data_url(svg: str) -> str:
+    """An SVG document as a ``data:`` URL: a flame graph is shown in an iframe of its own, as
+    the SVG document it is (its script expects one), and nothing is fetched."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
+
+
+_TEMPLATES.filters["svg_data_url"] = svg_data_url
 
 
 @dataclass(frozen=True, slots=True)
