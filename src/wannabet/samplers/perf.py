@@ -53,6 +53,8 @@ _FINISH_S = 30.0
 _SCRIPT_S = 120.0
 #: how long :func:`check_profiling` records
 _CHECK_S = 0.1
+#: attempts to attach: a process listed may end before perf attaches to it
+_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,9 @@ def _record_command(perf: str, pids: Sequence[int], frequency_hz: int, output: P
         ",".join(str(p) for p in pids),
         "-o",
         str(output),
+        # No BPF side band: perf would wait up to a second for its thread when it stops, and
+        # wannabet profiles no BPF programs.
+        "--no-bpf-event",
     ]
 
 
@@ -121,34 +126,50 @@ def check_profiling(processes: ProfiledProcesses, frequency_hz: int) -> None:
     """Record :data:`_CHECK_S` of ``processes`` as the run will; ProfileError with perf's reason
     and the fix when that fails."""
     perf = perf_path()
-    pids = processes.pids()
-    with tempfile.TemporaryDirectory(prefix="wannabet-perf-") as tmp:
-        output = Path(tmp) / "check.data"
-        command = [
-            *_record_command(perf, pids, frequency_hz, output),
-            "--",
-            "sleep",
-            str(_CHECK_S),
-        ]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ProfileError(f"perf cannot profile {processes.description}: {exc}") from None
-        if done.returncode != 0 or not output.exists():
-            reason = _perf_reason(done.stderr)
-            fix = (
-                "run as root, or allow it with sysctl kernel.perf_event_paranoid=-1"
-                if "paranoid" in done.stderr or "ermission" in done.stderr
-                else "check that perf works here: perf record -e cpu-clock -g -- sleep 1"
-            )
-            raise ProfileError(
-                f"perf cannot profile {processes.description} ({reason}); {fix},"
-                " or run without --profile / [profile] perf"
-            )
+    reason, stderr = "", ""
+    for _ in range(_ATTEMPTS):
+        pids = processes.pids()
+        with tempfile.TemporaryDirectory(prefix="wannabet-perf-") as tmp:
+            output = Path(tmp) / "check.data"
+            command = [
+                *_record_command(perf, pids, frequency_hz, output),
+                "--",
+                "sleep",
+                str(_CHECK_S),
+            ]
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise ProfileError(f"perf cannot profile {processes.description}: {exc}") from None
+            if done.returncode == 0 and output.exists():
+                return
+            stderr = done.stderr
+            reason = _perf_reason(stderr)
+            if not _vanished(stderr):
+                break
+    fix = (
+        "run as root, or allow it with sysctl kernel.perf_event_paranoid=-1"
+        if "paranoid" in stderr or "ermission" in stderr
+        else "check that perf works here: perf record -e cpu-clock -g -- sleep 1"
+    )
+    raise ProfileError(
+        f"perf cannot profile {processes.description} ({reason}); {fix},"
+        " or run without --profile / [profile] perf"
+    )
+
+
+def _vanished(stderr: str) -> bool:
+    """perf refused a process that ended between being listed and being attached to (a
+    backend that exits), or stopped without saying why: worth another try with a fresh list."""
+    return "no such process" in stderr.lower() or not stderr.strip()
 
 
 _SAMPLES = re.compile(r"\((\d+) samples\)")
 _LOST = re.compile(r"lost (\d+) chunks", re.IGNORECASE)
+
+
+class _Vanished(Exception):
+    """perf refused to attach because a listed process ended first (see :func:`_vanished`)."""
 
 
 class PerfSampler:
@@ -170,6 +191,17 @@ class PerfSampler:
         return self._dir / "sample.data"
 
     def start(self, interrupted: Interrupted = never) -> None:
+        for attempt in range(_ATTEMPTS):
+            try:
+                self._start(interrupted)
+                return
+            except _Vanished:
+                if attempt == _ATTEMPTS - 1:
+                    raise RuntimeError(
+                        "perf record could not attach: the server's processes kept changing"
+                    ) from None
+
+    def _start(self, interrupted: Interrupted) -> None:
         self.abandon()
         self._pids = self._processes.pids()
         self._output.unlink(missing_ok=True)
@@ -205,12 +237,18 @@ class PerfSampler:
                         return
                     break  # end of file: perf exited
             stderr = b""
+            if not interrupted():
+                # The ack pipe closed: perf is exiting; its complaint is on stderr.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self._record.wait(timeout=_FINISH_S)
             if self._record.poll() is not None and self._record.stderr is not None:
                 stderr = self._record.stderr.read()
             self.abandon()
             if not interrupted():
-                reason = _perf_reason(stderr.decode(errors="replace"))
-                raise RuntimeError(f"perf record stopped at once: {reason}")
+                text = stderr.decode(errors="replace")
+                if _vanished(text):
+                    raise _Vanished
+                raise RuntimeError(f"perf record stopped at once: {_perf_reason(text)}")
         except OSError as exc:
             self.abandon()
             raise RuntimeError(f"perf record stopped at once: {exc}") from None
@@ -266,7 +304,7 @@ class PerfSampler:
             "event": "cpu-clock",
             "frequency_hz": self._frequency_hz,
             "processes": len(self._pids),
-            "stack_samples": int(found.group(1)) if found else None,
+            "stack_samples": int(found.group(1)) if found else (0 if not stacks else None),
             "stacks": len(stacks),
             # cpu-clock's period is in nanoseconds: the weights add up to the CPU time seen.
             "cpu_s": weight / 1e9,
