@@ -29,7 +29,7 @@ the reference the engine's are tested against, and what engines without native s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ __all__ = [
     "STATUS_COLUMNS",
     "SampleSummaries",
     "from_columns",
+    "merge",
 ]
 
 Columns = Mapping[str, NDArray[np.generic]]
@@ -190,3 +191,71 @@ def from_columns(columns: Columns, measure_start_ns: int) -> SampleSummaries:
             for (col, dtype), parts in zip(BIN_COLUMNS, bins.values(), strict=True)
         },
     )
+
+
+#: how each summary column merges over parts with the same key: summed, smallest, largest
+_SUMMED, _LEAST, _MOST = "sum", "min", "max"
+_MERGE: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
+    "moments": (
+        ("txn_type", "warmup"),
+        {
+            "count": _SUMMED,
+            "sum_ms": _SUMMED,
+            "sumsq_ms": _SUMMED,
+            "sumlog_ms": _SUMMED,
+            "sumlog2_ms": _SUMMED,
+            "min_ns": _LEAST,
+            "max_ns": _MOST,
+        },
+    ),
+    "statuses": (("txn_type", "warmup", "status"), {"count": _SUMMED}),
+    "bins": (("txn_type", "warmup", "lo_ns", "hi_ns"), {"count": _SUMMED}),
+    "results": (
+        ("txn_type", "warmup"),
+        {"count": _SUMMED, "sum": _SUMMED, "sumsq": _SUMMED, "min": _LEAST, "max": _MOST},
+    ),
+}
+_SPECS = {
+    "moments": MOMENT_COLUMNS,
+    "statuses": STATUS_COLUMNS,
+    "bins": BIN_COLUMNS,
+    "results": RESULT_COLUMNS,
+}
+
+
+def merge(parts: Sequence[SampleSummaries]) -> SampleSummaries:
+    """The summaries of one sample run in ``parts`` (by several load generators), exactly.
+
+    Rows with the same key add up: counts and sums add (a NaN log sum stays NaN), minima and
+    maxima take the least and the most, histogram bins with the same bounds add their counts.
+    Every generator's histograms share the one bin layout, so nothing is rebinned.
+    """
+    tables: dict[str, dict[str, NDArray[Any]]] = {}
+    for name, (keys, rules) in _MERGE.items():
+        spec = _SPECS[name]
+        merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for part in parts:
+            table = getattr(part, name)
+            for i in range(len(table[keys[0]])):
+                key = tuple(table[k][i].item() for k in keys)
+                row = {col: table[col][i].item() for col in rules}
+                got = merged.get(key)
+                if got is None:
+                    merged[key] = row
+                    continue
+                for col, rule in rules.items():
+                    a, b = got[col], row[col]
+                    got[col] = (
+                        a + b if rule == _SUMMED else min(a, b) if rule == _LEAST else max(a, b)
+                    )
+        ordered = sorted(merged)
+        tables[name] = {
+            col: np.asarray(
+                [k[keys.index(col)] for k in ordered]
+                if col in keys
+                else [merged[k][col] for k in ordered],
+                dtype=dtype,
+            )
+            for col, dtype in spec
+        }
+    return SampleSummaries(tables["moments"], tables["statuses"], tables["bins"], tables["results"])
