@@ -168,7 +168,9 @@ class Summary:
         from wannabet.render.summary import summary_json
 
         r = self.result
-        text = summary_json(r.run, r.rows, r.units, r.types, r.relations, r.open_loop, r.degraded)
+        text = summary_json(
+            r.run, r.rows, r.units, r.types, r.relations, r.open_loop, r.degraded, r.generators
+        )
         return dict(json.loads(text))
 
     def _tables(self) -> list[Any]:
@@ -542,17 +544,32 @@ class Prepared:
         from wannabet.engine import NativeEngine
         from wannabet.runner import run_experiment as run_all
 
-        outcome = run_all(
-            self.experiment,
-            target=self.setup.target,
-            store=self.store,
-            engine=NativeEngine(),
-            observer=observer,
-            fresh_target=self.setup.fresh_target,
-            statistics=self.setup.statistics,
-            warn=warn,
-            resume=self.resume,
-        )
+        plan = self.experiment.distributed
+        engine: Any
+        if plan.generators:
+            from wannabet.engine.distributed import DistributedEngine
+
+            engine = DistributedEngine(
+                plan.generators, plan.address, start_tolerance_s=plan.start_tolerance_s
+            )
+        else:
+            engine = NativeEngine()
+        try:
+            outcome = run_all(
+                self.experiment,
+                target=self.setup.target,
+                store=self.store,
+                engine=engine,
+                observer=observer,
+                fresh_target=self.setup.fresh_target,
+                statistics=self.setup.statistics,
+                warn=warn,
+                resume=self.resume,
+            )
+        finally:
+            close = getattr(engine, "close", None)
+            if close is not None:
+                close()
         done = Results(self.store.path)
         return Outcome(Run(done, done.store.run(outcome.run_id)), list(outcome.failed_conditions))
 
@@ -583,11 +600,14 @@ def prepare_experiment(
     stats_interval: str | None = None,
     server_cores: int | None = None,
     profile: bool | None = None,
+    generators: int | None = None,
+    ray_address: str | None = None,
     resume: int | None = None,
 ) -> Prepared:
     """Load an experiment file and apply ``wannabet run``'s options to it (durations as text
     such as ``"5s"``); nothing runs yet. ``profile`` turns the file's ``[profile] perf`` on or
-    off. ``resume`` goes on with an interrupted run."""
+    off; ``generators`` and ``ray_address`` run the samples on Ray load generators
+    (``[distributed]``). ``resume`` goes on with an interrupted run."""
     from wannabet.durations import duration_option
     from wannabet.runner import prepare_run, with_overrides
     from wannabet.spec import load_experiment
@@ -607,6 +627,8 @@ def prepare_experiment(
         until_decided=until_decided,
         max_samples=max_samples,
         profile=profile,
+        generators=generators,
+        ray_address=ray_address,
     )
     setup = prepare_run(
         experiment,

@@ -223,6 +223,27 @@ def run(
             show_default=False,
         ),
     ] = None,
+    generators: Annotated[
+        int | None,
+        typer.Option(
+            "--generators",
+            help="Run every sample on N load generators (Ray actors) at once, the sessions split"
+            " between them, merged into one sample (default: the file's [distributed]"
+            " generators, else none: this process). Needs wannabet[distributed].",
+            min=0,
+            max=1024,
+            metavar="N",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="The Ray cluster of the load generators (ray.init's address: auto,"
+            " ray://host:10001); default: the file's [distributed] address, else a local one.",
+            metavar="ADDRESS",
+        ),
+    ] = None,
     resume: Annotated[
         int | None,
         typer.Option(
@@ -255,6 +276,8 @@ def run(
         stats_interval=stats_interval,
         server_cores=server_cores,
         profile=profile,
+        generators=generators,
+        ray_address=ray_address,
         resume=resume,
     )
     if prepared.storage_warning is not None:
@@ -418,7 +441,14 @@ def _print_summary(
     if output is Format.json:
         sys.stdout.write(
             render.summary_json(
-                info, rows, units, types, shown.relations, shown.open_loop, shown.degraded
+                info,
+                rows,
+                units,
+                types,
+                shown.relations,
+                shown.open_loop,
+                shown.degraded,
+                shown.generators,
             )
             + "\n"
         )
@@ -438,6 +468,8 @@ def _print_summary(
             sys.stdout.write("\n" + render.relations_markdown(shown.relations))
         if shown.open_loop:
             sys.stdout.write("\n" + render.open_loop_markdown(shown.open_loop))
+        if shown.generators:
+            sys.stdout.write("\n" + render.generators_markdown(shown.generators))
         for warning in degraded_warnings(shown.degraded):
             sys.stdout.write(f"\nWarning: {one_line(warning)}.\n")
         # The same verdict table as `compare` and `report --format markdown`.
@@ -456,6 +488,8 @@ def _print_summary(
             console.print(table)
         if shown.open_loop:
             console.print(render.open_loop_table(shown.open_loop))
+        if shown.generators:
+            console.print(render.generators_table(shown.generators))
         warnings = render.summary_warnings(rows, shown.open_loop) + degraded_warnings(
             shown.degraded
         )

@@ -520,6 +520,20 @@ class ProfilePlan:
     frequency_hz: int = PROFILE_FREQUENCY_HZ
 
 
+#: how far apart a distributed sample's load generators may start before it is degraded
+START_TOLERANCE_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class DistributedPlan:
+    """Where a run's load comes from (the ``[distributed]`` table): ``generators`` Ray actors
+    (0: this process alone), on the Ray cluster at ``address`` (None: a local one)."""
+
+    generators: int = 0
+    address: str | None = None
+    start_tolerance_s: float = START_TOLERANCE_S
+
+
 @dataclass(frozen=True, slots=True)
 class Setup:
     sql: str | None = None
@@ -559,6 +573,7 @@ class Experiment:
     factors: tuple[Factor, ...] = ()
     statistics: StatisticsPlan = field(default_factory=StatisticsPlan)
     profile: ProfilePlan = field(default_factory=ProfilePlan)
+    distributed: DistributedPlan = field(default_factory=DistributedPlan)
     hooks: tuple[Hook, ...] = ()
     #: an unmeasured load running during every sample (a level's own replaces it)
     background: Background | None = None

@@ -165,18 +165,33 @@ def with_overrides(
     until_decided: bool = False,
     max_samples: int | None = None,
     profile: bool | None = None,
+    generators: int | None = None,
+    ray_address: str | None = None,
 ) -> Experiment:
     """The experiment with command-line overrides applied.
 
     ``record`` is the text of ``--record`` ("auto", "all", "none" or a fraction such as
     "0.01"). ``until_decided`` turns the sequential stopping rule on (a file may already have
     it on); ``max_samples`` is then the most samples per condition. ``profile`` turns the
-    file's ``[profile] perf`` on or off.
+    file's ``[profile] perf`` on or off. ``generators`` and ``ray_address`` override the file's
+    ``[distributed]`` table (0 generators: this process alone).
     """
     if profile is not None and profile != experiment.profile.perf:
         experiment = dataclasses.replace(
             experiment, profile=dataclasses.replace(experiment.profile, perf=profile)
         )
+    distributed = experiment.distributed
+    if generators is not None:
+        distributed = dataclasses.replace(distributed, generators=generators)
+    if ray_address is not None:
+        distributed = dataclasses.replace(distributed, address=ray_address)
+    if ray_address is not None and distributed.generators == 0:
+        raise SpecError(
+            "names a Ray cluster for load generators, and the run has none; add --generators N",
+            key="--ray-address",
+            file="command line",
+        )
+    experiment = dataclasses.replace(experiment, distributed=distributed)
     sampling = experiment.sampling
     if until_decided or sampling.until_decided:
         if samples is not None:
@@ -451,6 +466,10 @@ def run_experiment(
     # The run's own target unless every level names another: the first its conditions use.
     primary, *others = plan.distinct_servers
     environment = _probe(engine, primary)
+    generators = getattr(engine, "environment", None)
+    if callable(generators):
+        # A distributed engine: every generator's host and clock offset.
+        environment["generators"] = generators()
     if others:
         # The other targets' servers, with the conditions that run on them.
         environment["targets"] = [
@@ -1322,6 +1341,16 @@ class _SampleLoop:
             stats = {**(stats or {}), "hooks": prepared}
         if load is not None:
             stats = {**(stats or {}), "background": load.record()}
+        if result.generators:
+            # Who ran the sample: per load generator its host, sessions, clock and start.
+            stats = {
+                **(stats or {}),
+                "generators": {
+                    "start_skew_ns": result.start_skew_ns,
+                    "start_tolerance_ns": result.start_tolerance_ns,
+                    "generators": [dict(g) for g in result.generators],
+                },
+            }
         if condition.held:
             # The sample ran while these were held open on connections of their own.
             held = [{"sql": h.sql, "end": h.end} for h in condition.held]
@@ -1502,8 +1531,17 @@ def degraded_reason(result: SampleResult) -> str | None:
             f"sessions lost their connection and got it back {result.reconnects} time(s)"
             " (reconnect)"
         )
-    if result.sessions_lost:
+    lost_generators = [g for g in result.generators if g.get("lost")]
+    if lost_generators:
+        names = ", ".join(f"generator {g['generator']} on {g['host']}" for g in lost_generators)
+        reasons.append(f"{names} was lost ({lost_generators[0]['lost']})")
+    elif result.sessions_lost:
         reasons.append(f"{result.sessions_lost} session(s) lost their connection")
+    if result.start_tolerance_ns and result.start_skew_ns > result.start_tolerance_ns:
+        reasons.append(
+            f"its load generators started {result.start_skew_ns / 1e6:.1f} ms apart, more than"
+            f" the {result.start_tolerance_ns / 1e6:g} ms tolerance"
+        )
     return "; ".join(reasons) or None
 
 

@@ -27,10 +27,12 @@ from wannabet.model import (
     PROFILE_FREQUENCY_HZ,
     PROFILE_FREQUENCY_RANGE_HZ,
     QUERY_PROTOCOLS,
+    START_TOLERANCE_S,
     WAIT_INTERVAL_RANGE_S,
     WAIT_INTERVAL_S,
     Background,
     CopyCommand,
+    DistributedPlan,
     Experiment,
     Factor,
     HeldSession,
@@ -61,6 +63,7 @@ _TOP_KEYS = (
     "sampling",
     "statistics",
     "profile",
+    "distributed",
     "bayes",
     "hooks",
     "background",
@@ -111,6 +114,9 @@ _LEVEL_KEYS = (
 _HELD_KEYS = ("sql", "end")
 _STATISTICS_KEYS = ("enabled", "wait_interval", "server_cores")
 _PROFILE_KEYS = ("perf", "frequency")
+_DISTRIBUTED_KEYS = ("generators", "address", "start_tolerance")
+#: the most load generators a run may ask for
+MAX_GENERATORS = 1024
 _SAMPLING_KEYS = (
     "samples",
     "duration",
@@ -354,6 +360,9 @@ class _Reader:
             lambda: self.statistics(self.table(data, "statistics", "")), StatisticsPlan()
         )
         profile = self.attempt(lambda: self.profile(self.table(data, "profile", "")), ProfilePlan())
+        distributed = self.attempt(
+            lambda: self.distributed(self.table(data, "distributed", "")), DistributedPlan()
+        )
         # validated now, read by compare --bayes
         no_settings: dict[str, Any] = {}
         self.attempt(lambda: self.bayes(self.table(data, "bayes", "")), no_settings)
@@ -374,6 +383,7 @@ class _Reader:
             sampling=sampling,
             statistics=statistics,
             profile=profile,
+            distributed=distributed,
             hooks=hooks,
             background=background,
             source_path=self.file,
@@ -959,6 +969,22 @@ class _Reader:
             data, "frequency", "profile.frequency", PROFILE_FREQUENCY_HZ, minimum=lo, maximum=hi
         )
         return ProfilePlan(perf=perf, frequency_hz=frequency)
+
+    def distributed(self, data: Mapping[str, Any]) -> DistributedPlan:
+        self.check_keys(data, _DISTRIBUTED_KEYS, "distributed")
+        generators = self.integer(
+            data, "generators", "distributed.generators", 0, minimum=0, maximum=MAX_GENERATORS
+        )
+        address = self.string(data, "address", "distributed.address")
+        tolerance = self.duration(
+            data, "start_tolerance", "distributed.start_tolerance", START_TOLERANCE_S
+        )
+        if not 0.001 <= tolerance <= 10:
+            raise self.fail(
+                "distributed.start_tolerance",
+                f'must be between 1ms and 10s, got {tolerance * 1000:g}ms; e.g. "50ms"',
+            )
+        return DistributedPlan(generators, address or None, tolerance)
 
     def sampling(self, data: Mapping[str, Any]) -> SamplingPlan:
         self.check_keys(data, _SAMPLING_KEYS, "sampling")

@@ -338,9 +338,14 @@ impl Target {
 }
 
 /// `wannabet-<pid>`: the application_name of this process's connections
-/// unless the URL names one.
+/// unless the URL names one. A load generator of a distributed run is given
+/// its coordinator's name in `WANNABET_APPLICATION_NAME`, so the statistics
+/// taken centrally find every generator's sessions under one name.
 pub fn application_name() -> String {
-    format!("wannabet-{}", std::process::id())
+    match std::env::var("WANNABET_APPLICATION_NAME") {
+        Ok(name) if !name.is_empty() => name,
+        _ => format!("wannabet-{}", std::process::id()),
+    }
 }
 
 /// Applied when the URL has no `connect_timeout`: to the TCP connect and,

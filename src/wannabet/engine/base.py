@@ -102,6 +102,14 @@ class SampleResult:
     #: ``server_commits`` (committed server transactions, setup included); SQLite
     #: ``cache_hit``, ``cache_miss``, ``cache_write``, ``cache_spill`` (transaction loop only)
     counters: Mapping[str, int] = field(default_factory=dict)
+    #: a sample run by several load generators (:mod:`wannabet.engine.distributed`): per
+    #: generator where it ran, its sessions, its clock offset and when it started; empty for a
+    #: sample run here
+    generators: tuple[Mapping[str, Any], ...] = ()
+    #: how far apart the generators started (coordinator's clock), and the tolerance beyond
+    #: which the sample is degraded (0: not distributed)
+    start_skew_ns: int = 0
+    start_tolerance_ns: int = 0
 
     def __post_init__(self) -> None:
         lengths = {len(self.columns[name]) for name, _ in COLUMNS}

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from wannabet.analysis.relations import RelationActivity
     from wannabet.analysis.unit_of_work import UnitOfWork
     from wannabet.datasets import OpenLoop, TypeSummary
+    from wannabet.store.queries import GeneratorSummary
 
 _COLUMNS = (
     "condition",
@@ -55,6 +56,7 @@ def summary_dict(
     relations: Sequence[RelationActivity] = (),
     open_loop: Sequence[OpenLoop] = (),
     degraded: Sequence[Mapping[str, Any]] = (),
+    generators: Sequence[GeneratorSummary] = (),
 ) -> dict[str, Any]:
     by_label = {u.condition: u for u in units}
     conditions = []
@@ -79,6 +81,8 @@ def summary_dict(
         out["open_loop"] = [_finite(o.to_dict()) for o in open_loop]
     if degraded:
         out["degraded"] = [dict(d) for d in degraded]
+    if generators:
+        out["generators"] = [_finite(g.to_dict()) for g in generators]
     return out
 
 
@@ -90,8 +94,9 @@ def summary_json(
     relations: Sequence[RelationActivity] = (),
     open_loop: Sequence[OpenLoop] = (),
     degraded: Sequence[Mapping[str, Any]] = (),
+    generators: Sequence[GeneratorSummary] = (),
 ) -> str:
-    doc = summary_dict(run, rows, units, types, relations, open_loop, degraded)
+    doc = summary_dict(run, rows, units, types, relations, open_loop, degraded, generators)
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
@@ -506,6 +511,53 @@ def open_loop_markdown(open_loop: Sequence[OpenLoop]) -> str:
         ["left", "right", "right", "right", "right", "left"],
     )
     return "**Open loop** (latency counts from each transaction's scheduled start)\n\n" + table
+
+
+_GENERATOR_HEADER = (
+    "condition",
+    "generator",
+    "host",
+    "samples",
+    "lost",
+    "committed",
+    "TPS",
+    "p50 ms",
+    "p99 ms",
+)
+
+
+def generator_cells(g: GeneratorSummary) -> list[str]:
+    return [
+        g.condition,
+        str(g.generator),
+        g.host,
+        str(g.samples),
+        str(g.lost),
+        f"{g.committed:,}",
+        "–" if g.tps is None else f"{g.tps:,.0f}",
+        fmt_num(g.p50_ms),
+        fmt_num(g.p99_ms),
+    ]
+
+
+def generators_table(generators: Sequence[GeneratorSummary]) -> Table:
+    """A distributed run by load generator: each one's commits, TPS and latency quantiles."""
+    table = Table(title="Load generators (per condition)", title_justify="left")
+    for i, name in enumerate(_GENERATOR_HEADER):
+        table.add_column(name, justify="left" if i in (0, 2) else "right")
+    for g in generators:
+        cells = generator_cells(g)
+        table.add_row(*[markup(c) if i in (0, 2) else c for i, c in enumerate(cells)])
+    return table
+
+
+def generators_markdown(generators: Sequence[GeneratorSummary]) -> str:
+    table = markdown_table(
+        list(_GENERATOR_HEADER),
+        [generator_cells(g) for g in generators],
+        ["left", "right", "left", "right", "right", "right", "right", "right", "right"],
+    )
+    return "**Load generators** (per condition)\n\n" + table
 
 
 def stop_sentence(run: RunInfo) -> str:

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import UnitOfWork as UnitOfWorkResult
     from wannabet.profiling import RunProfiles
     from wannabet.render.report import Report
+    from wannabet.store.queries import GeneratorSummary
 
 
 def unit_of_work_input(
@@ -218,6 +219,7 @@ def gather_report(
         per_type=per_type,
         relations=relations,
         profiles=profiles,
+        generators=() if several else tuple(store.generator_summaries(runs[0].run_id)),
     )
 
 
@@ -314,6 +316,8 @@ class RunSummary:
     open_loop: list[OpenLoop] = field(default_factory=list)
     #: the run's degraded samples, left out of the figures unless the store includes them
     degraded: list[dict[str, Any]] = field(default_factory=list)
+    #: a distributed run, per condition and load generator (empty for a run on one host)
+    generators: list[GeneratorSummary] = field(default_factory=list)
 
 
 def run_summary(
@@ -350,4 +354,5 @@ def run_summary(
         relations_for_run(store, info.run_id),
         open_loop(store, info),
         degraded_documents(store, [info]),
+        store.generator_summaries(info.run_id),
     )

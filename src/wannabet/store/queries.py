@@ -725,3 +725,100 @@ def sample_profiles(
     for condition_id, sample_id, stack, weight in rows:
         out.setdefault(condition_id, {}).setdefault(sample_id, {})[stack] = float(weight)
     return {c: list(samples.values()) for c, samples in out.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorSummary:
+    """One load generator's part of one condition of a distributed run."""
+
+    condition: str
+    generator: int
+    host: str
+    samples: int
+    #: samples in which the generator was lost
+    lost: int
+    #: measured commits, summed over the samples
+    committed: int
+    #: mean over the samples of its commits per second of the measured window
+    tps: float | None
+    #: quantiles of its stored successful transactions (None: no rows stored)
+    p50_ms: float | None
+    p99_ms: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "condition": self.condition,
+            "generator": self.generator,
+            "host": self.host,
+            "samples": self.samples,
+            "lost": self.lost,
+            "committed": self.committed,
+            "tps": self.tps,
+            "p50_ms": self.p50_ms,
+            "p99_ms": self.p99_ms,
+        }
+
+
+def _generator_rows(run_id: int) -> str:
+    """SQL: one row per analysed sample and generator of a distributed run (its stats'
+    ``generators`` entries), with the generator's session range."""
+    return f"""
+        WITH g AS (
+            SELECT s.sample_id, s.condition_id, s.duration_s,
+                   unnest(CAST(json_extract(s.stats, '$.generators.generators') AS JSON[])) AS j
+            FROM samples s
+            WHERE s.run_id = {int(run_id)} AND {ANALYSED}
+              AND json_extract(s.stats, '$.generators.generators') IS NOT NULL
+        )
+        SELECT sample_id, condition_id, duration_s,
+               (j->>'generator')::INTEGER AS generator, j->>'host' AS host,
+               (j->'sessions'->>0)::INTEGER AS first_session,
+               (j->'sessions'->>1)::INTEGER AS last_session,
+               coalesce((j->>'committed')::BIGINT, 0) AS committed,
+               j->>'lost' AS lost
+        FROM g
+    """
+
+
+def generator_summaries(con: duckdb.DuckDBPyConnection, run_id: int) -> list[GeneratorSummary]:
+    """Per condition and load generator of a distributed run: its samples, commits, TPS and
+    latency quantiles (from the stored rows of its sessions); empty for a run on one host."""
+    rows = con.execute(
+        f"""
+        WITH gg AS ({_generator_rows(run_id)}),
+        lat AS (
+            SELECT gg.condition_id, gg.generator,
+                   quantile_cont({latency_ms("t")}, [0.5, 0.99]) AS q
+            FROM transactions t
+            JOIN gg ON t.run_id = ? AND t.sample_id = gg.sample_id
+                   AND t.session BETWEEN gg.first_session AND gg.last_session
+            WHERE t.status = 'ok' AND NOT t.warmup
+            GROUP BY ALL
+        )
+        SELECT c.label, gg.generator, any_value(gg.host), count(*), count(gg.lost),
+               sum(gg.committed),
+               avg(CASE WHEN gg.lost IS NULL AND gg.duration_s > 0
+                        THEN gg.committed / gg.duration_s END),
+               any_value(lat.q)
+        FROM gg
+        JOIN conditions c ON c.run_id = ? AND c.condition_id = gg.condition_id
+        LEFT JOIN lat ON lat.condition_id = gg.condition_id AND lat.generator = gg.generator
+        GROUP BY c.label, gg.condition_id, gg.generator
+        ORDER BY gg.condition_id, gg.generator
+        """,
+        [run_id, run_id],
+    ).fetchall()
+    return [
+        GeneratorSummary(
+            condition=label,
+            generator=int(generator),
+            host=str(host),
+            samples=int(samples),
+            lost=int(lost),
+            committed=int(committed or 0),
+            tps=None if tps is None else float(tps),
+            p50_ms=None if q is None else float(q[0]),
+            p99_ms=None if q is None else float(q[1]),
+        )
+        for label, generator, host, samples, lost, committed, tps, q in rows
+    ]

@@ -1055,6 +1055,12 @@ class Store:
         with self._connect() as con:
             return queries.degraded_samples(con, run_id)
 
+    def generator_summaries(self, run_id: int) -> list[queries.GeneratorSummary]:
+        """Per condition and load generator of a distributed run, its share of the work; empty
+        for a run on one host."""
+        with self._connect() as con:
+            return queries.generator_summaries(con, run_id)
+
     def sample_profiles(self, run_id: int) -> dict[int, list[dict[str, float]]]:
         """The run's CPU profiles: per condition id, one ``stack -> weight`` mapping per
         analysed sample that has one, in the order the samples ran (empty: none profiled)."""

@@ -33,7 +33,7 @@ from wannabet.render.profiles import flame_graphs
 from wannabet.render.report import charts
 from wannabet.render.report.inputs import ConditionData, ReportData, ReportInput
 from wannabet.render.report.page import Chart, render_page
-from wannabet.render.summary import relation_sections
+from wannabet.render.summary import generator_cells, relation_sections
 
 if TYPE_CHECKING:
     import altair as alt
@@ -563,4 +563,24 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
             for title, header, rows in relation_sections(inputs.relations)
         ],
         "profiles": _profiles(inputs),
+        "generators": [
+            dict(
+                zip(
+                    (
+                        "condition",
+                        "generator",
+                        "host",
+                        "samples",
+                        "lost",
+                        "committed",
+                        "tps",
+                        "p50",
+                        "p99",
+                    ),
+                    generator_cells(g),
+                    strict=True,
+                )
+            )
+            for g in inputs.generators
+        ],
     }

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from wannabet.analysis.bayes import BayesAnalysis
     from wannabet.analysis.relations import RelationActivity
     from wannabet.profiling import RunProfiles
+    from wannabet.store.queries import GeneratorSummary
     from wannabet.verdicts import ComparisonOptions, Metric
 
 #: The five quantiles of box plots and per-group summaries.
@@ -173,3 +174,5 @@ class ReportInput:
     relations: tuple[RelationActivity, ...] = ()
     #: the run's CPU profiles and their differences (a run made with --profile; one run only)
     profiles: RunProfiles | None = None
+    #: a distributed run, per condition and load generator (one run only)
+    generators: tuple[GeneratorSummary, ...] = ()

@@ -1,0 +1,336 @@
+"""Load generators on Ray (issue #18): one experiment on two generators, one results file.
+
+A real two-node Ray cluster on 127.0.0.1 (``ray start --head`` and ``ray start --address``, a
+generator slot each) drives the suite's PostgreSQL. The pure parts (splitting, clock offsets,
+merging summaries) are checked against direct computations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import psutil  # type: ignore[import-untyped]
+import psycopg
+import pytest
+
+from wannabet.engine.distributed import _apportioned, clock_offset, split
+from wannabet.spec import parse_experiment
+from wannabet.store.summaries import from_columns, merge
+from wannabet.testing.ci import unavailable
+from wannabet.testing.cli import one_line_error, wannabet
+from wannabet.testing.ray_cluster import LocalRayCluster, RayUnavailable
+
+INSERTS = """
+name = "two-generators"
+[setup]
+sql = "DROP TABLE IF EXISTS gen_rows; CREATE TABLE gen_rows (id bigserial PRIMARY KEY, s int)"
+[workload]
+sessions = 4
+[[workload.transactions]]
+name = "insert"
+script = "INSERT INTO gen_rows (s) VALUES (:client_id)"
+[[factors]]
+name = "commit"
+[factors.levels.sync]
+session_sql = ["SET synchronous_commit = on"]
+[factors.levels.async]
+session_sql = ["SET synchronous_commit = off"]
+[sampling]
+samples = {samples}
+duration = "{duration}"
+warmup = "0.2s"
+[distributed]
+generators = 2
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalRayCluster]:
+    try:
+        with LocalRayCluster(nodes=2) as c:
+            yield c
+    except RayUnavailable as exc:
+        unavailable("a local Ray cluster", exc)
+
+
+@pytest.fixture(scope="module")
+def two_generators(
+    cluster: LocalRayCluster, postgres: Any, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, int]:
+    folder = tmp_path_factory.mktemp("distributed")
+    experiment = folder / "e.toml"
+    experiment.write_text(INSERTS.format(samples=2, duration="1s"))
+    results = folder / "r.duckdb"
+    done = wannabet(
+        "run",
+        str(experiment),
+        "-t",
+        postgres.url,
+        "-r",
+        str(results),
+        "--ray-address",
+        cluster.address,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with psycopg.connect(postgres.url) as con:
+        rows = con.execute("SELECT count(*) FROM gen_rows").fetchone()
+    assert rows is not None
+    return results, int(rows[0])
+
+
+@pytest.mark.postgres
+def test_two_generators_commit_exactly_what_the_server_counts(
+    two_generators: tuple[Path, int],
+) -> None:
+    results, rows = two_generators
+    with duckdb.connect(str(results), read_only=True) as con:
+        stats = [json.loads(s) for (s,) in con.execute("SELECT stats FROM samples").fetchall()]
+        statuses = {s for (s,) in con.execute("SELECT status FROM samples").fetchall()}
+    assert len(stats) == 4 and statuses == {"complete"}
+    # Every committed transaction of every generator, warm-up included, is one row.
+    assert sum(s["engine"]["committed"] for s in stats) == rows
+    for s in stats:
+        gens = s["generators"]["generators"]
+        assert [g["generator"] for g in gens] == [0, 1]
+        assert [g["sessions"] for g in gens] == [[0, 1], [2, 3]]
+        assert sum(g["committed"] for g in gens) > 0
+        # The central PostgreSQL statistics see every generator's sessions (one session name):
+        # the server's commits are the engine's, exactly.
+        pg = s["postgres"]
+        assert pg["commits_check_reliable"] and pg["engine_commits"] == pg["server_commits"]
+
+
+@pytest.mark.postgres
+def test_generators_start_together_on_two_nodes_and_their_clocks_are_stored(
+    two_generators: tuple[Path, int],
+) -> None:
+    results, _ = two_generators
+    with duckdb.connect(str(results), read_only=True) as con:
+        stats = [json.loads(s) for (s,) in con.execute("SELECT stats FROM samples").fetchall()]
+        (env,) = con.execute("SELECT environment FROM runs").fetchone() or ("{}",)
+    for s in stats:
+        g = s["generators"]
+        assert 0 <= g["start_skew_ns"] <= g["start_tolerance_ns"] == 50_000_000
+        for gen in g["generators"]:
+            assert abs(gen["start_lag_ns"]) <= g["start_tolerance_ns"]
+            assert gen["uncertainty_ns"] > 0 and "offset_ns" in gen
+    generators = json.loads(env)["generators"]
+    assert len(generators) == 2
+    assert len({g["node"] for g in generators}) == 2  # one generator per node
+    for g in generators:
+        # Same machine: the clocks agree within the measurement's own uncertainty, plus a
+        # millisecond of scheduling slack on a loaded 2-core machine.
+        assert abs(g["offset_ns"]) <= g["uncertainty_ns"] + 1_000_000, g
+
+
+@pytest.mark.postgres
+def test_compare_summary_and_report_work_unchanged(
+    two_generators: tuple[Path, int], tmp_path: Path
+) -> None:
+    results, _ = two_generators
+    compare = wannabet("compare", "-r", str(results), "--format", "json")
+    assert compare.returncode == 0, compare.stderr
+    doc = json.loads(compare.stdout)
+    assert {c["condition"] for c in doc["conditions"]} == {"commit=sync", "commit=async"}
+    summary = wannabet("summary", "-r", str(results), "--format", "json")
+    assert summary.returncode == 0, summary.stderr
+    by_generator = json.loads(summary.stdout)["generators"]
+    assert {(g["condition"], g["generator"]) for g in by_generator} == {
+        (c, g) for c in ("commit=sync", "commit=async") for g in (0, 1)
+    }
+    for g in by_generator:
+        assert g["samples"] == 2 and g["committed"] > 0 and g["p99_ms"] > 0
+    out = tmp_path / "r.html"
+    report = wannabet("report", "-r", str(results), "-o", str(out))
+    assert report.returncode == 0, report.stderr
+    assert "Load generators" in out.read_text()
+
+
+def _generator_workers(cluster: LocalRayCluster) -> list[psutil.Process]:
+    """This cluster's generator actors (another cluster on the machine may have its own)."""
+    found = []
+    for pid in cluster.processes():
+        try:
+            p = psutil.Process(pid)
+            if "ray::_Generator" in " ".join(p.cmdline()):
+                found.append(p)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.mark.postgres
+def test_a_generator_killed_mid_run_degrades_its_sample_and_the_run_goes_on(
+    cluster: LocalRayCluster, postgres: Any, tmp_path: Path
+) -> None:
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(INSERTS.format(samples=3, duration="2s"))
+    results = tmp_path / "r.duckdb"
+    env = {**os.environ, "RAY_AUTH_MODE": "token"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "wannabet",
+            "run",
+            str(experiment),
+            "-t",
+            postgres.url,
+            "-r",
+            str(results),
+            "--ray-address",
+            cluster.address,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        # Wait until a sample runs (a generator's process titles itself with its method).
+        deadline = time.monotonic() + 120
+        victim = None
+        while time.monotonic() < deadline and victim is None:
+            running = [
+                p for p in _generator_workers(cluster) if "run_sample" in " ".join(p.cmdline())
+            ]
+            victim = running[0] if running else None
+            time.sleep(0.2)
+        assert victim is not None, "no generator ever ran a sample"
+        time.sleep(0.5)
+        os.kill(victim.pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=180)  # no hang: the run ends well within this
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err[-3000:]
+    assert "was lost" in err and "generator" in err
+    with duckdb.connect(str(results), read_only=True) as con:
+        rows = con.execute("SELECT status, reason FROM samples ORDER BY sample_id").fetchall()
+    degraded = [r for s, r in rows if s == "degraded"]
+    assert len(degraded) == 1 and "generator" in degraded[0] and "was lost" in degraded[0]
+    # The degraded sample was run again (on_degraded = retry): every condition has its 3.
+    assert sum(1 for s, _ in rows if s == "complete") == 6
+
+
+# -- the pure parts ---------------------------------------------------------------------------
+
+
+def test_split_and_apportion_add_up() -> None:
+    assert split(5, 2) == [3, 2] and split(4, 2) == [2, 2] and split(1, 3) == [1, 0, 0]
+    assert _apportioned(10, [3, 2]) == [6, 4]
+    assert _apportioned(7, [1, 1, 1]) == [3, 2, 2]
+    assert _apportioned(0, [2, 2]) == [0, 0]
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        weights = list(rng.integers(0, 9, size=int(rng.integers(1, 6))))
+        total = int(rng.integers(0, 10_000))
+        got = _apportioned(total, weights)
+        assert sum(got) == (total if sum(weights) else 0)
+        for g, w in zip(got, weights, strict=True):
+            assert abs(g - total * w / max(sum(weights), 1)) < 1
+
+
+def test_clock_offset_takes_the_shortest_round_trip() -> None:
+    # The generator is 1 ms ahead; the quickest trip (40 µs) sets the estimate, the others
+    # are slowed on one leg and would bias it.
+    true = 1_000_000
+    trips = [
+        (0, 5_000 + true, 200_000),
+        (1_000_000, 1_020_000 + true, 1_040_000),
+        (2_000_000, 2_190_000 + true, 2_200_000),
+    ]
+    got = clock_offset(trips)
+    assert got.uncertainty_ns == 20_000 and got.offset_ns == true
+    with pytest.raises(ValueError):
+        clock_offset([])
+
+
+def test_merged_summaries_equal_the_summary_of_all_transactions() -> None:
+    rng = np.random.default_rng(11)
+    n = 20_000
+    start = np.sort(rng.integers(0, 10**9, n))
+    latency = rng.lognormal(13, 1.2, n).astype(np.int64)
+    columns = {
+        "txn_type": rng.integers(0, 3, n).astype(np.int16),
+        "intended_start_ns": start,
+        "start_ns": start,
+        "end_ns": start + latency,
+        "status": (rng.random(n) < 0.03).astype(np.int8),
+    }
+    whole = merge([from_columns(columns, 2 * 10**8)])
+    who = rng.integers(0, 3, n)
+    parts = [
+        from_columns({k: v[who == g] for k, v in columns.items()}, 2 * 10**8) for g in range(3)
+    ]
+    merged = merge(parts)
+    for table in ("moments", "statuses", "bins"):
+        a, b = getattr(whole, table), getattr(merged, table)
+        for col in a:
+            if a[col].dtype.kind == "f":
+                np.testing.assert_allclose(a[col], b[col], rtol=1e-12)
+            else:
+                np.testing.assert_array_equal(a[col], b[col])
+
+
+def test_the_distributed_table_and_options() -> None:
+    text = 'name = "x"\n[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n'
+    assert parse_experiment(text).distributed.generators == 0
+    plan = parse_experiment(
+        text + '[distributed]\ngenerators = 3\naddress = "auto"\nstart_tolerance = "20ms"\n'
+    ).distributed
+    assert (plan.generators, plan.address, plan.start_tolerance_s) == (3, "auto", 0.02)
+    for bad, message in (
+        ("generators = -1", "distributed.generators: must be at least 0"),
+        ('start_tolerance = "0s"', "distributed.start_tolerance: must be between"),
+        ("hosts = 2", "distributed.hosts: unknown key"),
+    ):
+        with pytest.raises(Exception, match=message):
+            parse_experiment(text + f"[distributed]\n{bad}\n")
+
+
+def test_a_ray_address_without_generators_is_refused(tmp_path: Path) -> None:
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        'name = "x"\n[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n'
+    )
+    done = wannabet(
+        "run", str(experiment), "-r", str(tmp_path / "r.duckdb"), "--ray-address", "127.0.0.1:1"
+    )
+    assert "--ray-address" in one_line_error(done, 2)
+
+
+@pytest.mark.postgres
+def test_a_statement_the_server_refuses_on_a_generator_names_its_line(
+    cluster: LocalRayCluster, postgres: Any, tmp_path: Path
+) -> None:
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        'name = "bad"\n[workload]\nsessions = 2\n[[workload.transactions]]\nname = "q"\n'
+        'script = "SELECT * FROM no_such_table_here"\n'
+        '[sampling]\nsamples = 1\nduration = "0.5s"\nwarmup = "0s"\n[distributed]\ngenerators = 2\n'
+    )
+    done = wannabet(
+        "run",
+        str(experiment),
+        "-t",
+        postgres.url,
+        "-r",
+        str(tmp_path / "r.duckdb"),
+        "--ray-address",
+        cluster.address,
+    )
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    (line,) = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert "no_such_table_here" in line and "e.toml:6" in line, line
