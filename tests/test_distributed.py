@@ -169,13 +169,11 @@ def _generator_workers(cluster: LocalRayCluster) -> list[psutil.Process]:
     return found
 
 
-@pytest.mark.postgres
-def test_a_generator_killed_mid_run_degrades_its_sample_and_the_run_goes_on(
-    cluster: LocalRayCluster, postgres: Any, tmp_path: Path
-) -> None:
-    experiment = tmp_path / "e.toml"
-    experiment.write_text(INSERTS.format(samples=3, duration="2s"))
-    results = tmp_path / "r.duckdb"
+def _run_and_kill_a_generator(
+    cluster: LocalRayCluster, postgres: Any, experiment: Path, results: Path
+) -> tuple[int, str]:
+    """Run ``experiment`` in a child process, SIGKILL one generator's worker process once a
+    sample runs, and return the exit code and stderr (within a deadline: no hang)."""
     env = {**os.environ, "RAY_AUTH_MODE": "token"}
     proc = subprocess.Popen(
         [
@@ -214,7 +212,18 @@ def test_a_generator_killed_mid_run_degrades_its_sample_and_the_run_goes_on(
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 0, err[-3000:]
+    return proc.returncode, err
+
+
+@pytest.mark.postgres
+def test_a_generator_killed_mid_run_degrades_its_sample_and_the_run_goes_on(
+    cluster: LocalRayCluster, postgres: Any, tmp_path: Path
+) -> None:
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(INSERTS.format(samples=3, duration="2s"))
+    results = tmp_path / "r.duckdb"
+    code, err = _run_and_kill_a_generator(cluster, postgres, experiment, results)
+    assert code == 0, err[-3000:]
     assert "was lost" in err and "generator" in err
     with duckdb.connect(str(results), read_only=True) as con:
         rows = con.execute("SELECT status, reason FROM samples ORDER BY sample_id").fetchall()
@@ -222,6 +231,22 @@ def test_a_generator_killed_mid_run_degrades_its_sample_and_the_run_goes_on(
     assert len(degraded) == 1 and "generator" in degraded[0] and "was lost" in degraded[0]
     # The degraded sample was run again (on_degraded = retry): every condition has its 3.
     assert sum(1 for s, _ in rows if s == "complete") == 6
+
+
+@pytest.mark.postgres
+def test_with_on_error_abort_a_killed_generator_fails_the_run_in_one_line(
+    cluster: LocalRayCluster, postgres: Any, tmp_path: Path
+) -> None:
+    experiment = tmp_path / "e.toml"
+    text = INSERTS.format(samples=2, duration="2s")
+    experiment.write_text(text.replace("sessions = 4\n", 'sessions = 4\non_error = "abort"\n'))
+    results = tmp_path / "r.duckdb"
+    code, err = _run_and_kill_a_generator(cluster, postgres, experiment, results)
+    assert code == 3 and "Traceback" not in err, err[-3000:]
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert "generator" in line and "was lost" in line, line
+    with duckdb.connect(str(results), read_only=True) as con:
+        assert con.execute("SELECT status FROM runs").fetchone() == ("failed",)
 
 
 # -- the pure parts ---------------------------------------------------------------------------

@@ -18,7 +18,8 @@ statistics samplers) stays central and runs once. Only ``run_sample`` is distrib
 
 A generator that dies or does not answer by the sample's deadline is counted as lost sessions,
 so the sample is degraded and the run follows ``[sampling] on_degraded``; a lost generator is
-started again (elsewhere, if Ray can) before the next sample. Every wait has a deadline. A
+started again (elsewhere, if Ray can) before the next sample. With ``on_error = "abort"`` a lost
+generator is an error like any other, and the run stops, marked failed. Every wait has a deadline. A
 sample whose generators started further apart than the tolerance is degraded too: its sessions
 did not run together.
 
@@ -362,6 +363,11 @@ class DistributedEngine:
             else:
                 parts.append((i, first_session, k, int(started), result, None))
         parts.sort(key=lambda p: p[0])
+        lost = [(i, error) for i, _, _, _, result, error in parts if result is None]
+        if lost and request.on_error == "abort":
+            # The workload stops at its first error; a lost generator is one.
+            i, error = lost[0]
+            raise TargetError(f"generator {i} on {self.infos[i].host} was lost: {error}")
         merged = self._merged(parts, start_at, request)
         for i, _, _, _, result, _ in parts:
             if result is None and i not in unreachable:
