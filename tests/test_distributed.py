@@ -220,7 +220,7 @@ def test_a_generator_killed_mid_run_degrades_its_sample_and_the_run_goes_on(
     cluster: LocalRayCluster, postgres: Any, tmp_path: Path
 ) -> None:
     experiment = tmp_path / "e.toml"
-    experiment.write_text(INSERTS.format(samples=3, duration="2s"))
+    experiment.write_text(INSERTS.format(samples=2, duration="2s"))
     results = tmp_path / "r.duckdb"
     code, err = _run_and_kill_a_generator(cluster, postgres, experiment, results)
     assert code == 0, err[-3000:]
@@ -229,8 +229,8 @@ def test_a_generator_killed_mid_run_degrades_its_sample_and_the_run_goes_on(
         rows = con.execute("SELECT status, reason FROM samples ORDER BY sample_id").fetchall()
     degraded = [r for s, r in rows if s == "degraded"]
     assert len(degraded) == 1 and "generator" in degraded[0] and "was lost" in degraded[0]
-    # The degraded sample was run again (on_degraded = retry): every condition has its 3.
-    assert sum(1 for s, _ in rows if s == "complete") == 6
+    # The degraded sample was run again (on_degraded = retry): every condition has its 2.
+    assert sum(1 for s, _ in rows if s == "complete") == 4
 
 
 @pytest.mark.postgres
@@ -238,7 +238,7 @@ def test_with_on_error_abort_a_killed_generator_fails_the_run_in_one_line(
     cluster: LocalRayCluster, postgres: Any, tmp_path: Path
 ) -> None:
     experiment = tmp_path / "e.toml"
-    text = INSERTS.format(samples=2, duration="2s")
+    text = INSERTS.format(samples=1, duration="2s")
     experiment.write_text(text.replace("sessions = 4\n", 'sessions = 4\non_error = "abort"\n'))
     results = tmp_path / "r.duckdb"
     code, err = _run_and_kill_a_generator(cluster, postgres, experiment, results)
