@@ -92,6 +92,8 @@ class GeneratorInfo:
     host: str
     node: str
     pid: int
+    #: the generator process's niceness (0 unless it could not leave Ray's default of 15)
+    niceness: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -120,6 +122,11 @@ class _Generator:
     def __init__(self, index: int) -> None:
         self._index = index
         self._engine = NativeEngine()
+        # Ray starts its workers at niceness 15 (RAY_worker_niceness): a generator on a busy
+        # node would lose the CPU to anything else there. As root it takes the default back.
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, 0, 0)
+        self._niceness = os.getpriority(os.PRIO_PROCESS, 0)
 
     def describe(self) -> dict[str, Any]:
         import ray
@@ -129,6 +136,7 @@ class _Generator:
             socket.gethostname(),
             ray.get_runtime_context().get_node_id(),
             os.getpid(),
+            self._niceness,
         ).to_dict()
 
     def clock(self) -> int:
