@@ -174,7 +174,7 @@ def _run_and_kill_a_generator(
 ) -> tuple[int, str]:
     """Run ``experiment`` in a child process, SIGKILL one generator's worker process once a
     sample runs, and return the exit code and stderr (within a deadline: no hang)."""
-    env = {**os.environ, "RAY_AUTH_MODE": "token"}
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": cluster.token}
     proc = subprocess.Popen(
         [
             sys.executable,

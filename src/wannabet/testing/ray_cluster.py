@@ -4,19 +4,21 @@ Each node is a ``ray start --block`` process of its own (the head, then ``--addr
 offering one ``wannabet_generator`` slot and one CPU, so that two generators land on two nodes.
 ``--block`` keeps every node in a process this object owns: :meth:`stop` ends exactly this
 cluster's nodes (``ray stop`` would end every Ray process of the user). Token authentication,
-Ray's default for a cluster started with ``ray start``, stays on: the token is the user's
-(``~/.ray/auth_token``) and ``RAY_AUTH_MODE=token`` is set for the nodes and for this process,
-which is where the driver runs.
+Ray's default for a cluster started with ``ray start``, stays on, with a token made for this
+cluster (``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN`` for the nodes, and for this process,
+where the driver runs): nothing depends on the user's ``~/.ray``.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -39,6 +41,13 @@ def _free_port() -> int:
         return port
 
 
+def _ray_command() -> str | None:
+    """The ``ray`` command of this Python's installation (pip puts it beside the interpreter,
+    which need not be on PATH), else the one on PATH."""
+    beside = Path(sys.executable).with_name("ray")
+    return str(beside) if beside.exists() else shutil.which("ray")
+
+
 class LocalRayCluster:
     """``nodes`` Ray nodes on this machine; :attr:`address` is for ``ray.init`` and
     ``--ray-address``."""
@@ -50,10 +59,13 @@ class LocalRayCluster:
         self._startup_s = startup_s
         self._dir = Path(tempfile.mkdtemp(prefix="wannabet-ray-"))
         self._procs: list[subprocess.Popen[bytes]] = []
-        self._env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_USAGE_STATS_ENABLED": "0"}
+        # A token of this cluster's own, so that nothing depends on the user's ~/.ray.
+        self.token = secrets.token_hex(32)
+        self._auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token}
+        self._env = {**os.environ, **self._auth, "RAY_USAGE_STATS_ENABLED": "0"}
 
     def _start_node(self, head: bool) -> None:
-        ray = shutil.which("ray")
+        ray = _ray_command()
         if ray is None:
             raise RayUnavailable(
                 "the ray command is not installed: pip install 'wannabet[distributed]'"
@@ -95,7 +107,7 @@ class LocalRayCluster:
             )
 
     def start(self) -> LocalRayCluster:
-        os.environ["RAY_AUTH_MODE"] = "token"  # the driver in this process
+        os.environ.update(self._auth)  # the driver in this process
         if importlib.util.find_spec("ray") is None:  # the driver side is needed here too
             raise RayUnavailable("ray is not installed: pip install 'wannabet[distributed]'")
         self._start_node(head=True)
