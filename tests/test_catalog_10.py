@@ -109,6 +109,7 @@ def test_two_platforms_two_workloads_deviation_per_period_and_session(
     report = wannabet("report", "-r", str(results), "-o", str(out))
     assert report.returncode == 0, report.stderr
     html = out.read_text()
-    # The seed's plots: deviation from the median per sample, per session, per period.
-    for key in ("deviation-samples", "deviation-session", "deviation-period"):
+    # The seed's plots: deviation from the median per sample and per session (per period needs
+    # a run over more than one hour: the long form; the short one has its one period in JSON).
+    for key in ("deviation-samples", "deviation-session"):
         assert f'data-key="{key}"' in html, key
