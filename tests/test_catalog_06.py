@@ -15,9 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections import Counter
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,6 +24,7 @@ from wannabet.store import Store
 from wannabet.testing.ci import unavailable
 from wannabet.testing.cli import wannabet
 from wannabet.testing.packages import PackageUnavailable, ensure_command
+from wannabet.testing.report_page import heatmap_counts
 
 CATALOG = Path(__file__).resolve().parent.parent / "examples" / "catalog"
 ENTRY = CATALOG / "06-slob-vs-calibrate-io.toml"
@@ -58,40 +57,6 @@ def ok(*args: str) -> str:
     done = wannabet(*args)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
-
-
-class _Heatmap(HTMLParser):
-    """The report's heatmap spec: its chart element's id and the JSON scripts by id."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.keys: dict[str, str] = {}
-        self.scripts: dict[str, str] = {}
-        self._open: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "div" and a.get("data-key") and a.get("id"):
-            self.keys[str(a["data-key"])] = str(a["id"])
-        if tag == "script" and a.get("type") == "application/json" and a.get("id"):
-            self._open = str(a["id"])
-            self.scripts[self._open] = ""
-
-    def handle_data(self, data: str) -> None:
-        if self._open is not None:
-            self.scripts[self._open] += data
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
-            self._open = None
-
-    def counts(self) -> Counter[str]:
-        spec: dict[str, Any] = json.loads(self.scripts[self.keys["heatmap"] + "-spec"])
-        counts: Counter[str] = Counter()
-        for rows in spec["datasets"].values():
-            for row in rows:
-                counts[row["condition"]] += row["count"]
-        return counts
 
 
 @pytest.mark.postgres
@@ -144,9 +109,7 @@ def test_slob_levels_heatmap_modes_and_fio_beside_them(tmp_path: Path) -> None:
     # The heatmap holds every level's transactions (within rounding over time buckets).
     page = tmp_path / "slob.html"
     ok("report", "-r", str(results), "-o", str(page))
-    heatmap = _Heatmap()
-    heatmap.feed(page.read_text())
-    counts = heatmap.counts()
+    counts = heatmap_counts(page.read_text())
     for c in plain["conditions"]:
         n = c["n_transactions"]
         assert abs(counts[c["condition"]] - n) <= 0.02 * n, (c["condition"], counts, n)

@@ -15,13 +15,13 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from wannabet.testing.cli import wannabet
+from wannabet.testing.report_page import chart_spec
 
 CATALOG = Path(__file__).resolve().parent.parent / "examples" / "catalog"
 SCRIPT = CATALOG / "07-wanna-bet.sh"
@@ -57,32 +57,6 @@ def _compare(results: Path, run: int, *more: str) -> dict[str, Any]:
 
 def _conditions(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["condition"]: c for c in doc["conditions"]}
-
-
-class _Charts(HTMLParser):
-    """The report's chart elements (data-key -> element id) and its JSON scripts by id."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.keys: dict[str, str] = {}
-        self.scripts: dict[str, str] = {}
-        self._open: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "div" and a.get("data-key") and a.get("id"):
-            self.keys[str(a["data-key"])] = str(a["id"])
-        if tag == "script" and a.get("type") == "application/json" and a.get("id"):
-            self._open = str(a["id"])
-            self.scripts[self._open] = ""
-
-    def handle_data(self, data: str) -> None:
-        if self._open is not None:
-            self.scripts[self._open] += data
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
-            self._open = None
 
 
 def _generate(*args: str) -> str:
@@ -162,9 +136,7 @@ def test_the_bet_and_the_child_means_reproduce_the_article(tmp_path: Path) -> No
     page = tmp_path / "clt.html"
     report = wannabet("report", "--results", str(results), "--run", "2", "-o", str(page))
     assert report.returncode == 0, report.stderr
-    charts = _Charts()
-    charts.feed(page.read_text())
-    spec = json.loads(charts.scripts[charts.keys["clt"] + "-spec"])
+    spec = chart_spec(page.read_text(), "clt")
     rows = [r for rows in spec["datasets"].values() for r in rows]
     assert Counter((r["condition"], r["kind"]) for r in rows if r["kind"] != "normal") == {
         ("article-30-means", "mean"): 30,

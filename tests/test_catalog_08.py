@@ -15,7 +15,6 @@ is what makes the ``cpu`` load CPU-bound.
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -24,35 +23,10 @@ import pytest
 from wannabet.testing import ThrowawayPostgres
 from wannabet.testing.cli import wannabet
 from wannabet.testing.mariadb import ThrowawayMariaDB
+from wannabet.testing.report_page import chart_spec
 
 CATALOG = Path(__file__).resolve().parent.parent / "examples" / "catalog"
 QUICK = ("--samples", "2", "--duration", "0.5s", "--warmup", "0s")
-
-
-class _Charts(HTMLParser):
-    """The report's chart elements (data-key -> element id) and its JSON scripts by id."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.keys: dict[str, str] = {}
-        self.scripts: dict[str, str] = {}
-        self._open: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "div" and a.get("data-key") and a.get("id"):
-            self.keys[str(a["data-key"])] = str(a["id"])
-        if tag == "script" and a.get("type") == "application/json" and a.get("id"):
-            self._open = str(a["id"])
-            self.scripts[self._open] = ""
-
-    def handle_data(self, data: str) -> None:
-        if self._open is not None:
-            self.scripts[self._open] += data
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
-            self._open = None
 
 
 def _run_all_analyses(
@@ -71,10 +45,7 @@ def _run_all_analyses(
     page = tmp_path / "report.html"
     report = wannabet("report", "--results", str(results), "-o", str(page))
     assert report.returncode == 0, report.stderr
-    charts = _Charts()
-    charts.feed(page.read_text())
-    assert "response-curve" in charts.keys, sorted(charts.keys)
-    spec = json.loads(charts.scripts[charts.keys["response-curve"] + "-spec"])
+    spec = chart_spec(page.read_text(), "response-curve")
     return json.loads(summary.stdout), json.loads(bayes.stdout), spec
 
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,6 +21,7 @@ from conftest import throwaway_postgres
 from wannabet.datasets import SHAPE_SUBSET
 from wannabet.store import Store
 from wannabet.testing.cli import wannabet
+from wannabet.testing.report_page import heatmap_counts
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "postgres-slob.toml"
 ROWS = 8192
@@ -31,32 +30,6 @@ ROWS = 8192
 SIZES = ("generate_series(1, {})", "rows = {}")
 LEVELS = ("sessions=1", "sessions=4", "sessions=16")
 QUICK = ("--samples", "2", "--duration", "0.8s")
-
-
-class _Charts(HTMLParser):
-    """The report's chart elements (data-key -> element id) and its JSON scripts by id."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.keys: dict[str, str] = {}
-        self.scripts: dict[str, str] = {}
-        self._open: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "div" and a.get("data-key") and a.get("id"):
-            self.keys[str(a["data-key"])] = str(a["id"])
-        if tag == "script" and a.get("type") == "application/json" and a.get("id"):
-            self._open = str(a["id"])
-            self.scripts[self._open] = ""
-
-    def handle_data(self, data: str) -> None:
-        if self._open is not None:
-            self.scripts[self._open] += data
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
-            self._open = None
 
 
 def _may_drop_caches() -> bool:
@@ -69,19 +42,6 @@ def _may_drop_caches() -> bool:
     except OSError:
         return False
     return True
-
-
-def _heatmap_counts(html: str) -> Counter[str]:
-    """Transactions per condition in the report's heatmap cells."""
-    charts = _Charts()
-    charts.feed(html)
-    assert "heatmap" in charts.keys, sorted(charts.keys)
-    spec: dict[str, Any] = json.loads(charts.scripts[charts.keys["heatmap"] + "-spec"])
-    counts: Counter[str] = Counter()
-    for rows in spec["datasets"].values():
-        for row in rows:
-            counts[row["condition"]] += row["count"]
-    return counts
 
 
 @pytest.mark.postgres
@@ -155,7 +115,7 @@ def test_the_slob_example_reads_past_shared_buffers_and_reports_a_heatmap(
     page = tmp_path / "report.html"
     report = wannabet("report", "--results", str(results), "-o", str(page))
     assert report.returncode == 0, report.stderr
-    counts = _heatmap_counts(page.read_text())
+    counts = heatmap_counts(page.read_text())
     assert set(counts) == set(LEVELS)
     for label, c in conditions.items():
         assert abs(counts[label] - c["n_transactions"]) <= 0.02 * c["n_transactions"], (
