@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod copy;
 mod decode;
+pub mod distributions;
 mod errors;
 pub mod flame;
 mod held;
@@ -538,6 +539,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(histogram::histogram_of, m)?)?;
     m.add_function(wrap_pyfunction!(flame::fold_perf, m)?)?;
     m.add_function(wrap_pyfunction!(flame::flame_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(distributions::distribution, m)?)?;
     m.add_class::<poller::WaitPoller>()?;
     m.add_class::<held::HeldSession>()?;
     m.add("STATUS_NAMES", PyTuple::new(py, STATUS_NAMES)?)?;

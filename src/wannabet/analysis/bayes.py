@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from wannabet.errors import MissingExtra
 
@@ -48,6 +47,7 @@ from .bayes_models import (
 )
 from .bayes_nuts import MISSING_EXTRA
 from .diagnostics import Diagnostic
+from .distributions import f_sf
 from .observations import AnalysisError
 
 __all__ = [
@@ -345,7 +345,7 @@ def _iid_diagnostics(groups: Sequence[SampleStats], model: str) -> list[Diagnost
         f = _overdispersion(s)
         if f is None or f <= OVERDISPERSION:
             continue
-        p = float(stats.f.sf(f, s.k - 1, float(s.n.sum()) - s.k))
+        p = float(f_sf(f, s.k - 1, float(s.n.sum()) - s.k))
         if p >= 0.001:
             continue
         out.append(

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
 
 from .observations import AnalysisError, Observations
 
@@ -301,6 +300,10 @@ def gamma_log_posterior(
     sufficient statistics n, Σy, Σlog y. Priors as in :class:`GammaPrior`; the log-scale
     parametrization adds the Jacobian ``log m + log s``.
     """
+    # Imported here, with the gamma model that needs it: scipy.special costs every `compare`
+    # a quarter of a second of start-up (docs/architecture.md "What compare imports").
+    from scipy import special
+
     m = np.exp(log_m)
     sd = np.exp(log_s)
     a = (m / sd) ** 2
@@ -414,6 +417,10 @@ def _gamma_mode(
     loss" because the objective is of order 1e6 while the mode is already exact to its last
     digits. The gradient at the mode, by central differences, is checked instead.
     """
+    # Imported here: scipy.optimize costs about half a second of start-up, and only the gamma
+    # model needs it (docs/architecture.md "What compare imports").
+    from scipy import optimize
+
     res = optimize.minimize(neg, start, method="BFGS")
     mode = np.asarray(res.x, dtype=np.float64)
     # Hessian by central differences (BFGS's inverse-Hessian estimate is too rough for sizing).

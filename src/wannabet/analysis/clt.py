@@ -17,7 +17,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from .distributions import norm_cdf, norm_ppf, t_ppf
 
 __all__ = [
     "CLTSummary",
@@ -140,10 +141,10 @@ def mean_interval(x: np.ndarray, level: float = 0.95) -> Interval:
     if n < 2:
         return Interval(mean, mean, mean, level, "none (n=1)")
     if n < Z_MIN_N:
-        q = float(stats.t.ppf(0.5 + level / 2, n - 1))
+        q = float(t_ppf(0.5 + level / 2, n - 1))
         method = f"t ({n - 1} df)"
     else:
-        q = float(stats.norm.ppf(0.5 + level / 2))
+        q = float(norm_ppf(0.5 + level / 2))
         method = "z"
     half = q * sd / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, level, method)
@@ -174,7 +175,7 @@ def prediction_interval(x: np.ndarray, level: float = 0.90) -> Interval:
     n, mean, sd = _mean_sd(x)
     if n < 2:
         return Interval(mean, mean, mean, level, "none (n=1)")
-    q = float(stats.t.ppf(0.5 + level / 2, n - 1))
+    q = float(t_ppf(0.5 + level / 2, n - 1))
     half = q * sd * math.sqrt(1 + 1 / n)
     return Interval(mean, mean - half, mean + half, level, f"t prediction ({n - 1} df)")
 
@@ -192,7 +193,7 @@ def sd_range(x: np.ndarray, k_sd: float) -> Interval:
     (the +/- 1.645 sd and +/- 2 sd ranges).
     """
     _n, mean, sd = _mean_sd(x)
-    level = float(2 * stats.norm.cdf(k_sd) - 1)
+    level = float(2 * norm_cdf(k_sd) - 1)
     return Interval(mean, mean - k_sd * sd, mean + k_sd * sd, level, f"mean +/- {k_sd:g} sd")
 
 

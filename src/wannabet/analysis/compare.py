@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from . import histogram
 from .agreement import disagreement
@@ -53,6 +52,7 @@ from .diagnostics import (
     environment_diagnostic,
     too_few_samples,
 )
+from .distributions import t_ppf
 from .effects import (
     Clustered,
     RelativeChange,
@@ -459,7 +459,7 @@ def _summarize(
     if level == "transaction" and p.cmean is not None:
         cm = p.cmean
         if cm.n_clusters >= 2 and math.isfinite(cm.se):
-            q = float(stats.t.ppf(0.975, cm.df))
+            q = float(t_ppf(0.975, cm.df))
             ci = Interval(
                 cm.mean,
                 cm.mean - q * cm.se,

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from .dependence import group_codes
 from .descriptive import quantiles_sorted
+from .tests import kendall_trend, mann_whitney_u
 
 __all__ = [
     "DIAGNOSTIC_ALPHA",
@@ -368,9 +368,8 @@ def detect_warmup(
     ties = np.unique(pooled).size < pooled.size
     method = "exact" if (not ties and n <= 50) else "asymptotic"
     alternative = "greater" if higher_is_slower else "less"
-    p = float(stats.mannwhitneyu(first, rest, alternative=alternative, method=method).pvalue)
-    tau_r = stats.kendalltau(np.arange(n), x)
-    tau, tp = float(tau_r.statistic), float(tau_r.pvalue)
+    _, p = mann_whitney_u(first, rest, alternative=alternative, method=method)
+    tau, tp = kendall_trend(x)
     return WarmUp(k, fm, rm, change, p, p < alpha, tau, tp, tp < alpha)
 
 

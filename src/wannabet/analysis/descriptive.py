@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from .normality_tests import dagostino_pearson, shapiro_wilk
 
 __all__ = [
     "MAD_TO_SD",
@@ -230,7 +231,7 @@ def normality(x: np.ndarray) -> Normality:
     if hi - lo <= np.finfo(np.float64).eps * 16 * max(abs(lo), abs(hi)):
         return Normality("none", None, None, n, reason="zero variance")
     if n <= SHAPIRO_MAX_N:
-        r = stats.shapiro(x)
-        return Normality("shapiro-wilk", float(r.statistic), float(r.pvalue), n)
-    r = stats.normaltest(x)
-    return Normality("dagostino-pearson", float(r.statistic), float(r.pvalue), n)
+        w, p = shapiro_wilk(x)
+        return Normality("shapiro-wilk", w, p, n)
+    k2, p = dagostino_pearson(x)
+    return Normality("dagostino-pearson", k2, p, n)

@@ -15,11 +15,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .clt import Interval
 from .dependence import cluster_mean
 from .descriptive import quantiles_sorted
+from .distributions import norm_cdf, norm_ppf, t_ppf
 from .tests import MWU_EXACT_MAX_N, u_null_distribution
 
 __all__ = [
@@ -114,7 +114,7 @@ def hodges_lehmann(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> Interva
         achieved = 1.0 - 2.0 * float(cdf[k - 1])
         method = "mann-whitney exact"
     else:
-        z = float(stats.norm.ppf(1 - alpha / 2))
+        z = float(norm_ppf(1 - alpha / 2))
         k = max(math.floor(big_n / 2 - z * math.sqrt(m * n * (m + n + 1) / 12.0)), 1)
         achieved = level
         method = "mann-whitney normal approximation"
@@ -170,8 +170,8 @@ def _quantile_points(level: float, df: float | None) -> np.ndarray:
     # Normal quantiles, or Student t quantiles "used as z" for the small-sample expansion.
     alpha = 1 - level
     if df is None or not math.isfinite(df) or df <= 0:
-        return np.asarray(stats.norm.ppf([alpha / 2, 1 - alpha / 2]), dtype=np.float64)
-    return np.asarray(stats.t.ppf([alpha / 2, 1 - alpha / 2], df), dtype=np.float64)
+        return np.asarray(norm_ppf([alpha / 2, 1 - alpha / 2]), dtype=np.float64)
+    return np.asarray(t_ppf([alpha / 2, 1 - alpha / 2], df), dtype=np.float64)
 
 
 def _percentile_interval(
@@ -181,7 +181,7 @@ def _percentile_interval(
     method: str = "percentile bootstrap",
     df: float | None = None,
 ) -> Interval:
-    probs = stats.norm.cdf(_quantile_points(level, df))
+    probs = norm_cdf(_quantile_points(level, df))
     lo, hi = np.quantile(boot, probs)
     return _contain(est, float(lo), float(hi), level, method)
 
@@ -224,10 +224,10 @@ def _bca_interval(
         return _contain(est, float(boot[0]), float(boot[0]), level, "bca bootstrap")
     below = np.count_nonzero(boot < est) + 0.5 * np.count_nonzero(boot == est)
     prop = min(max(float(below) / b, 0.5 / b), 1 - 0.5 / b)
-    z0 = float(stats.norm.ppf(prop))
+    z0 = float(norm_ppf(prop))
     acc = _acceleration(jackknives)
     zs = _quantile_points(level, df)
-    adj = stats.norm.cdf(z0 + (z0 + zs) / (1 - acc * (z0 + zs)))
+    adj = norm_cdf(z0 + (z0 + zs) / (1 - acc * (z0 + zs)))
     lo, hi = np.quantile(boot, np.clip(adj, 0.0, 1.0))
     return _contain(est, float(lo), float(hi), level, "bca bootstrap")
 

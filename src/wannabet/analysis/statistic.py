@@ -30,7 +30,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from . import histogram
 from .clt import Interval
@@ -50,6 +49,7 @@ from .compare import (
 )
 from .dependence import cluster_mean
 from .diagnostics import MIN_SAMPLES, Diagnostic, too_few_samples
+from .distributions import norm_cdf, t_ppf, t_sf
 from .effects import (
     _bca_interval,
     _cluster_weights,
@@ -353,8 +353,8 @@ def cluster_bootstrap_quantile_change(
         return iv, TestResult(name, None, p, None)
     t = log_est / se
     dfv = df if df is not None else float(a.k + b.k - 2)
-    p = float(2 * stats.t.sf(abs(t), dfv))
-    probs = stats.norm.cdf(_quantile_points(level, dfv))
+    p = float(2 * t_sf(abs(t), dfv))
+    probs = norm_cdf(_quantile_points(level, dfv))
     lo, hi = np.quantile(boot, probs)
     iv = _contain(
         est,
@@ -554,8 +554,8 @@ def _against_constant(
         return None, TestResult(name, None, None, note="needs 2 varying samples, a nonzero answer")
     se = d.sd / math.sqrt(n)
     t = (d.mean - constant) / se
-    p = float(2 * stats.t.sf(abs(t), n - 1))
-    h = float(stats.t.ppf(1 - alpha / 2, n - 1)) * se
+    p = float(2 * t_sf(abs(t), n - 1))
+    h = float(t_ppf(1 - alpha / 2, n - 1)) * se
     lo, hi = d.mean - h, d.mean + h
     method = f"t ({n - 1} df), one sample"
     if baseline_constant:
