@@ -205,7 +205,8 @@ def test_without_the_extra_the_error_says_how_to_install(factorial: Path) -> Non
         "importlib.util.find_spec = lambda name, *a: None if name in "
         "('numpyro', 'jax', 'arviz_stats') else real(name, *a)\n"
         "from wannabet.cli import main\n"
-        f"sys.argv = ['wannabet', 'compare', '--results', {str(factorial)!r}, '--bayes']\n"
+        f"sys.argv = ['wannabet', 'compare', '--results', {str(factorial)!r}, '--bayes',"
+        " '--bayes-model', 'student-t']\n"
         "main()\n"
     )
     proc = subprocess.run(
@@ -220,7 +221,7 @@ def test_without_the_extra_the_error_says_how_to_install(factorial: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    ("flags", "allowed"), [((), ""), (("--bayes",), "arviz_stats")], ids=["plain", "exact-bayes"]
+    ("flags", "allowed"), [((), ""), (("--bayes",), "")], ids=["plain", "exact-bayes"]
 )
 def test_compare_imports_no_ppl_unless_needed(
     factorial: Path, flags: tuple[str, ...], allowed: str
@@ -231,7 +232,7 @@ def test_compare_imports_no_ppl_unless_needed(
         "from wannabet.cli import main\n"
         f"sys.argv = {argv!r}\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "loaded = [m for m in ('jax', 'numpyro', 'arviz_stats') if m in sys.modules]\n"
+        "loaded = [m for m in ('jax', 'numpyro', 'arviz_stats', 'scipy') if m in sys.modules]\n"
         "sys.stderr.write('LOADED=' + ','.join(loaded))\n"
     )
     proc = subprocess.run(

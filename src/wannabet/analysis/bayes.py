@@ -70,7 +70,7 @@ BayesModel = Literal["hierarchical", "gamma", "lognormal", "student-t"]
 MODELS: tuple[str, ...] = ("hierarchical", "gamma", "lognormal", "student-t")
 RopeDecision = Literal["credible-difference", "practically-equivalent", "undecided"]
 
-#: Draws are reported as this many chains for R-hat and ESS (exact draws: R-hat ≈ 1, ESS ≈ N).
+#: A one-dimensional array of draws is split into this many chains for R-hat and ESS.
 CHAINS = 4
 #: Thresholds of Vehtari et al. (2021).
 RHAT_MAX = 1.01
@@ -98,7 +98,7 @@ class BayesOptions:
     rope_pct : float or None
         Half-width of the region of practical equivalence in %; None: the comparison's ROPE.
     draws : int
-        Posterior draws per quantity (exact models), split into 4 chains for diagnostics.
+        Posterior draws per quantity (exact models; independent draws).
     seed : int
     prior_cv : float
         Gamma model: coefficient of variation of the gamma prior on each mean (1.0: broad).
@@ -242,19 +242,29 @@ class BayesAnalysis:
 
 
 def _array_stats() -> Any:
-    # Imported on first use (it pulls in scipy.signal); untyped, hence Any.
+    # Imported on first use, by the NUTS model only: it pulls in scipy.signal and scipy.stats,
+    # over a second of start-up (docs/architecture.md "What compare imports"). Untyped: Any.
     return importlib.import_module("arviz_stats.base").array_stats
 
 
 def hdi(draws: np.ndarray, prob: float = 0.95) -> tuple[float, float]:
     """Highest density interval: the narrowest interval holding ``prob`` of the draws.
 
+    Of the sorted draws, the pair ``(x[i], x[i + k])`` with ``k = floor(prob * n)`` that is
+    closest together: the same interval as ArviZ-stats' ``hdi`` (method "nearest"), which the
+    suite checks, without importing it.
+
     References
     ----------
-    Kruschke (2015), section 25.2.3 (the algorithm); ArviZ-stats ``hdi`` implements it.
+    Kruschke, J. K. (2015). Doing Bayesian Data Analysis, 2nd ed., section 25.2.3.
     """
-    lo, hi = np.asarray(_array_stats().hdi(np.asarray(draws, dtype=np.float64), prob))
-    return float(lo), float(hi)
+    x = np.sort(np.asarray(draws, dtype=np.float64).ravel())
+    k = int(np.floor(prob * x.size))
+    if x.size - k < 1 or k < 0:
+        raise AnalysisError(f"hdi() needs more draws than {x.size} for prob={prob}")
+    widths = x[k:] - x[: x.size - k]
+    i = int(np.argmin(widths))
+    return float(x[i]), float(x[i + k])
 
 
 def rope_decision(hdi_pct: tuple[float, float], rope_pct: float) -> RopeDecision:
@@ -575,8 +585,8 @@ def bayes_analysis(
     the log scale, ``exp(E[log ratio]) - 1``: with few samples the posterior of a ratio has a
     long right tail that would drag its plain mean outside the HDI. ``p_faster`` is the
     posterior probability of a change in the faster direction. ``rhat_max`` and ``ess_min``
-    cover the change and both condition means; exact draws are split into 4 chains so that the
-    same checks apply to them.
+    cover the change and both condition means for the NUTS model; they are None for the exact
+    models, whose draws are independent (there is no chain to converge).
 
     References
     ----------
@@ -616,7 +626,9 @@ def bayes_analysis(
         flat = change.ravel()
         iv = hdi(flat, opts.hdi_prob)
         p_faster = float(np.mean(flat < 0) if metric == "latency" else np.mean(flat > 0))
-        rhat, ess = _convergence([change, logloc[name], logloc[base]])
+        # R-hat and ESS check MCMC; exact draws are independent by construction (the suite
+        # checks that), so they have nothing to report and the checks' cost is not paid.
+        rhat, ess = _convergence([change, logloc[name], logloc[base]]) if nuts else (None, None)
         pairs.append(
             BayesPair(
                 name=name,
@@ -664,10 +676,10 @@ def require_extra(model: str = "hierarchical") -> None:
     """Raise :class:`~wannabet.errors.MissingExtra` with the install command when a
     dependency of ``model`` from the ``bayes`` extra is missing (checked without importing it).
 
-    Every model needs ArviZ-stats (HDI, R-hat, ESS); only ``student-t`` needs JAX and
-    NumPyro, so the exact models work with a partial installation.
+    Only ``student-t`` (NUTS) needs the extra: JAX and NumPyro for the sampler, ArviZ-stats
+    for R-hat and ESS. The exact models need nothing beyond NumPy.
     """
-    needed = ["arviz_stats"] + (["jax", "numpyro"] if model == "student-t" else [])
+    needed = ["arviz_stats", "jax", "numpyro"] if model == "student-t" else []
     missing = [m for m in needed if importlib.util.find_spec(m) is None]
     if missing:
         raise MissingExtra(MISSING_EXTRA, "bayes", ", ".join(missing))

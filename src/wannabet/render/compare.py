@@ -257,17 +257,20 @@ def _bayes_tables(doc: ComparisonDocument, b: BayesDocument) -> list[Any]:
         faster = "higher is faster" if doc["metric"] == "throughput" else "lower is faster"
         table = Table(title=f"Change against the baseline ({faster})", title_justify="left")
         table.add_column("condition", style="bold", overflow="fold")
-        for name in ("Δ mean", f"{level} HDI", "P(faster)", "R-hat", "ESS", "decision"):
+        # R-hat and ESS exist for MCMC (the student-t model) only; exact draws have none.
+        mcmc = any(p["rhat_max"] is not None for _, p in pairs)
+        names = ("Δ mean", f"{level} HDI", "P(faster)", *(("R-hat", "ESS") if mcmc else ()))
+        for name in (*names, "decision"):
             table.add_column(name, justify="left" if name == "decision" else "right")
         for c, p in pairs:
             style = _DECISION_STYLE.get(p["rope_decision"], "")
+            checks = (fixed(p["rhat_max"], 3), fixed(p["ess_min"], 0)) if mcmc else ()
             table.add_row(
                 escape(f"{c['condition']} vs {c['baseline']}"),
                 pct(p["mean_pct"]),
                 interval(p["hdi_pct"], "%"),
                 fixed(p["p_faster"], 3),
-                fixed(p["rhat_max"], 3),
-                fixed(p["ess_min"], 0),
+                *checks,
                 f"[{style}]{p['rope_decision']}[/{style}]" if style else p["rope_decision"],
             )
         out.append(table)

@@ -289,8 +289,11 @@ def bayes_markdown(doc: ComparisonDocument) -> str:
     if not b:
         return ""
     level = f"{100 * b['hdi_prob']:g}%"
-    header = ["condition", "baseline", "Δ mean", f"{level} HDI"]
-    header += ["P(faster)", "R-hat", "ESS", "decision"]
+    pairs = [(c, p) for c in doc["comparisons"] if (p := c.get("bayes"))]
+    # R-hat and ESS exist for MCMC (the student-t model) only; exact draws have none.
+    mcmc = any(p["rhat_max"] is not None for _, p in pairs)
+    header = ["condition", "baseline", "Δ mean", f"{level} HDI", "P(faster)"]
+    header += [*(("R-hat", "ESS") if mcmc else ()), "decision"]
     rows = [
         [
             c["condition"],
@@ -298,12 +301,10 @@ def bayes_markdown(doc: ComparisonDocument) -> str:
             pct(p["mean_pct"]),
             interval(p["hdi_pct"], "%"),
             fixed(p["p_faster"], 3),
-            fixed(p["rhat_max"], 3),
-            fixed(p["ess_min"], 0),
+            *((fixed(p["rhat_max"], 3), fixed(p["ess_min"], 0)) if mcmc else ()),
             f"**{p['rope_decision']}**",
         ]
-        for c in doc["comparisons"]
-        if (p := c.get("bayes"))
+        for c, p in pairs
     ]
     out = [
         "",
