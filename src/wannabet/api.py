@@ -370,8 +370,9 @@ class Results:
         ids = _ids(runs)
         txn = options.pop("txn", ())
         options["txn"] = (txn,) if isinstance(txn, str) else tuple(txn)
-        chosen = comparison_options(self.store, ids, **options)
-        return [Comparison(d) for d in comparison_documents(self.store, ids, chosen)]
+        with self.store.held():
+            chosen = comparison_options(self.store, ids, **options)
+            return [Comparison(d) for d in comparison_documents(self.store, ids, chosen)]
 
     def profiles(
         self,

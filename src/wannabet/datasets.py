@@ -164,8 +164,11 @@ def _latency_observations(
         order = np.argsort(sid_all, kind="stable")
         m = plan.moments
         numbers = np.array([number[int(p)] for p in m.position], dtype=np.int64)
-        of_sample = dict(zip(m.sample_id.tolist(), numbers.tolist(), strict=True))
-        sample = np.array([of_sample[int(x)] for x in sid_all[order]], dtype=np.int64)
+        # Each row's sample number, by looking its sample id up among the plan's (vectorised:
+        # a Python loop here cost 60 ms per million rows).
+        by_id = np.argsort(m.sample_id, kind="stable")
+        where = np.searchsorted(m.sample_id, sid_all[order], sorter=by_id)
+        sample = numbers[by_id[where]]
         time_s = None
         if run.timed:
             time_s = (np.concatenate(start)[order] - origin) / 1e9
