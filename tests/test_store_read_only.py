@@ -72,3 +72,36 @@ def test_a_sqlite_file_as_results_is_refused_without_loading_an_extension(
     # DuckDB would install sqlite_scanner under ~/.duckdb/extensions: nothing was fetched.
     assert not (home / ".duckdb").exists(), os.listdir(home)
     assert theirs.read_bytes() == before
+
+
+def test_held_reads_open_the_file_once_and_match_plain_reads(
+    results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(results)
+    run_id = make_run(store)
+    cols = columns(300, seed=4)
+    store.add_sample(run_id, SampleRow(0, 0, 0, 0, 0, 0, int(cols["end_ns"].max()), 0.0), cols)
+    store.finish_run(run_id, "complete")
+    reader = Store(results, read_only=True)
+    plain = (reader.runs(), reader.conditions(run_id), reader.samples(run_id))
+    opened = []
+    real = duckdb.connect
+    monkeypatch.setattr(duckdb, "connect", lambda *a, **k: opened.append(a) or real(*a, **k))
+    with reader.held():
+        with reader.held():  # nested: the outer connection serves
+            held = (reader.runs(), reader.conditions(run_id), reader.samples(run_id))
+        # Two cursors at once: one method's pending rows are not disturbed by another's.
+        with reader.read() as first, reader.read() as second:
+            first.execute("SELECT count(*) FROM transactions")
+            second.execute("SELECT 1")
+            assert first.fetchall() == [(300,)]
+    assert len(opened) == 1
+    assert repr(held) == repr(plain)
+    # Outside the block every method opens the file again, as before; a writer ignores held().
+    reader.runs()
+    assert len(opened) == 2
+    writer = Store(results)
+    with writer.held():
+        writer.runs()
+        writer.runs()
+    assert len(opened) == 4
