@@ -232,7 +232,8 @@ def test_compare_imports_no_ppl_unless_needed(
         "from wannabet.cli import main\n"
         f"sys.argv = {argv!r}\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "loaded = [m for m in ('jax', 'numpyro', 'arviz_stats', 'scipy') if m in sys.modules]\n"
+        "heavy = ('jax', 'numpyro', 'arviz_stats', 'scipy', 'pydantic')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
         "sys.stderr.write('LOADED=' + ','.join(loaded))\n"
     )
     proc = subprocess.run(
