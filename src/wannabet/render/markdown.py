@@ -313,7 +313,7 @@ def bayes_markdown(doc: ComparisonDocument) -> str:
         markdown_table(
             header,
             rows,
-            ["left", "left", "right", "left", "right", "right", "right", "left"],
+            ["left", "left", "right", "left", "right", *(["right"] * (len(header) - 6)), "left"],
         ).rstrip("\n"),
     ]
     if b["effects"]:
