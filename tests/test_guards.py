@@ -96,7 +96,10 @@ def test_no_backend_is_chosen_by_comparing_its_kind() -> None:
 
 
 def test_only_the_engine_package_imports_the_extension() -> None:
-    hits = _hits(ENGINE_IMPORT, outside="engine")
+    # The one other owner: the distribution functions the analysis layer (below the engine's)
+    # takes from the extension (docs/architecture.md, "The engine boundary").
+    numeric = "src/wannabet/analysis/distributions.py:"
+    hits = [h for h in _hits(ENGINE_IMPORT, outside="engine") if not h.startswith(numeric)]
     assert not hits, "call the extension through wannabet.engine:\n" + "\n".join(hits)
 
 
