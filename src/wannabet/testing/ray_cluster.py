@@ -48,6 +48,11 @@ def _ray_command() -> str | None:
     return str(beside) if beside.exists() else shutil.which("ray")
 
 
+#: Ray's switch (``ray_constants.ENABLE_RAY_CLUSTER``) that keeps ``127.0.0.1`` as the node
+#: address of a driver; named for Windows and macOS, where it is off by default.
+_LOOPBACK_DRIVERS = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
 class LocalRayCluster:
     """``nodes`` Ray nodes on this machine; :attr:`address` is for ``ray.init`` and
     ``--ray-address``."""
@@ -63,6 +68,8 @@ class LocalRayCluster:
         self.token = secrets.token_hex(32)
         self._auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token}
         self._env = {**os.environ, **self._auth, "RAY_USAGE_STATS_ENABLED": "0"}
+        # A worker node refuses to start with the drivers' loopback switch below.
+        self._env.pop(_LOOPBACK_DRIVERS, None)
 
     def _start_node(self, head: bool) -> None:
         ray = _ray_command()
@@ -108,6 +115,11 @@ class LocalRayCluster:
 
     def start(self) -> LocalRayCluster:
         os.environ.update(self._auth)  # the driver in this process
+        # Drivers (this process and the `wannabet run` it starts) must reach the nodes on
+        # 127.0.0.1. Ray rewrites a loopback address to the machine's outward address (found by
+        # routing towards the internet) unless it believes clusters are off; with a default
+        # route that address is not where these nodes registered, and ray.init fails.
+        os.environ[_LOOPBACK_DRIVERS] = "0"
         if importlib.util.find_spec("ray") is None:  # the driver side is needed here too
             raise RayUnavailable("ray is not installed: pip install 'wannabet[distributed]'")
         self._start_node(head=True)
