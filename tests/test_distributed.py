@@ -71,6 +71,9 @@ def two_generators(
     experiment = folder / "e.toml"
     experiment.write_text(INSERTS.format(samples=2, duration="1s"))
     results = folder / "r.duckdb"
+    # In a child process, as a user runs it: Ray keeps per-process state (its connection,
+    # the authentication token it loaded) that an earlier in-process run in the same pytest
+    # worker can leave behind; in CI that failed the connection to this cluster.
     done = wannabet(
         "run",
         str(experiment),
@@ -80,6 +83,7 @@ def two_generators(
         str(results),
         "--ray-address",
         cluster.address,
+        child=True,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     with psycopg.connect(postgres.url) as con:
@@ -355,6 +359,7 @@ def test_a_statement_the_server_refuses_on_a_generator_names_its_line(
         str(tmp_path / "r.duckdb"),
         "--ray-address",
         cluster.address,
+        child=True,  # a fresh Ray driver, as above
     )
     assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
     (line,) = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
