@@ -115,10 +115,10 @@ class LocalRayCluster:
 
     def start(self) -> LocalRayCluster:
         os.environ.update(self._auth)  # the driver in this process
-        # Drivers (this process and the `wannabet run` it starts) must reach the nodes on
-        # 127.0.0.1. Ray rewrites a loopback address to the machine's outward address (found by
-        # routing towards the internet) unless it believes clusters are off; with a default
-        # route that address is not where these nodes registered, and ray.init fails.
+        # Drivers (this process and the `wannabet run` it starts) reach the nodes on 127.0.0.1,
+        # where the nodes registered and where the suite keeps its traffic: Ray rewrites a
+        # loopback address to the machine's outward address (found by routing towards the
+        # internet) unless it believes clusters are off.
         os.environ[_LOOPBACK_DRIVERS] = "0"
         if importlib.util.find_spec("ray") is None:  # the driver side is needed here too
             raise RayUnavailable("ray is not installed: pip install 'wannabet[distributed]'")
