@@ -373,14 +373,8 @@ class Store:
         if self._held is not None:
             # A cursor has its own results and settings, so methods that nest cannot disturb
             # each other's pending rows; the setting below is per cursor.
-            cursor = self._held.cursor()
-            try:
-                cursor.execute(f"SET VARIABLE {INCLUDE_DEGRADED} = {bool(self.include_degraded)}")
+            with self._session(self._held.cursor()) as cursor:
                 yield cursor
-            except duckdb.Error as exc:
-                raise StoreError(f"{self.path}: {_first_line(exc)}") from exc
-            finally:
-                cursor.close()
             return
         if not create and not self.path.exists():
             raise StoreError(
@@ -464,6 +458,13 @@ class Store:
                 raise StoreError(
                     f"{self.path} is not a wannabet results file: {_first_line(exc)}"
                 ) from None
+        with self._session(con):
+            yield con
+
+    @contextmanager
+    def _session(self, con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+        """``con`` (a connection or a cursor) with this store's settings, its DuckDB errors as
+        StoreError, closed at the end."""
         try:
             con.execute(f"SET VARIABLE {INCLUDE_DEGRADED} = {bool(self.include_degraded)}")
             yield con
