@@ -34,7 +34,10 @@ def test_the_example_notebook_runs_end_to_end(tmp_path: Path) -> None:
     html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
     # The comparison, the plan, the summary and the tables render as HTML in the notebook;
     # the chart as Vega-Lite.
-    assert any("faster" in h or "slower" in h or "equivalent" in h for h in html)
+    # Any verdict: the test is about rendering, and 6 samples of 0.5 s on a loaded CI machine
+    # sometimes decide nothing.
+    verdicts = ("faster", "slower", "equivalent", "inconclusive", "no-difference")
+    assert any(v in h for h in html for v in verdicts)
     assert any("application/vnd.vegalite.v5+json" in o.get("data", {}) for o in outputs) or any(
         "vega" in h for h in html
     )
