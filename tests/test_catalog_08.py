@@ -68,15 +68,18 @@ def _curve_points(spec: dict[str, Any]) -> set[str]:
     }
 
 
-def _expected_points(conditions: dict[str, dict[str, Any]]) -> set[str]:
-    """The conditions the curve chart must mark: all but those whose unit of work says why it
-    has no curve (a measured rate at or past the CPU model's capacity, which a busy machine's
-    CPU per commit can reach for the CPU-bound load)."""
-    return {
+def _assert_curve_points(spec: dict[str, Any], conditions: dict[str, dict[str, Any]]) -> None:
+    """The curve chart marks every condition's operating point but those whose unit of work
+    says why it has no curve (a measured rate at or past the CPU model's capacity, which a busy
+    machine's CPU per commit can reach for the CPU-bound load); the IO-bound load always has
+    one."""
+    expected = {
         name
         for name, c in conditions.items()
         if not any("no response-time curve" in n for n in c["unit_of_work"]["notes"])
     }
+    assert _curve_points(spec) == expected
+    assert {name for name in conditions if name.startswith("load=io")} <= expected
 
 
 @pytest.mark.postgres
@@ -129,11 +132,8 @@ def test_postgres_commit_settings_under_cpu_and_io_bound_loads(
     assert high < -20, effects
     assert "commit_delay: 1000 vs 0" in effects
 
-    # The report draws every condition's operating point on the response-time curves, except
-    # where the unit of work says why there is no curve; the IO-bound load always has one.
-    expected = _expected_points(conditions)
-    assert _curve_points(curve) == expected
-    assert {name for name in conditions if name.startswith("load=io")} <= expected
+    # The report draws the operating points on the response-time curves.
+    _assert_curve_points(curve, conditions)
 
 
 def test_mariadb_flush_settings_under_cpu_and_io_bound_loads(
@@ -174,8 +174,6 @@ def test_mariadb_flush_settings_under_cpu_and_io_bound_loads(
     assert centre < 0, effects
     assert "load × innodb_flush_log_at_trx_commit: (io vs cpu) × (0 vs 1)" in effects
 
-    expected = _expected_points(conditions)
-    assert _curve_points(curve) == expected
-    assert {name for name in conditions if name.startswith("load=io")} <= expected
+    _assert_curve_points(curve, conditions)
     # The after-run hook put the durable setting back.
     assert mariadb.sql_as_root("SELECT @@GLOBAL.innodb_flush_log_at_trx_commit").strip() == "1"
