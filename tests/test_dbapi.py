@@ -252,3 +252,91 @@ def test_the_duckdb_sampler_sees_a_sort_spill_past_the_memory_limit(tmp_path: Pa
     assert max(v["peak_temporary_bytes"], v["peak_temporary_file_bytes"]) > 50_000_000
     assert v["temporary_file_bytes"] == 0
     assert 0 < v["peak_memory_bytes"] <= 60 * 2**20 * 1.2
+
+
+# -- fetch_size through DB-API -----------------------------------------------------------------
+
+
+def test_fetch_size_sets_the_cursors_arraysize(tmp_path: Path) -> None:
+    """PEP 249's arraysize is python-oracledb's rows per round trip (JDBC's fetch size)."""
+    from wannabet.engine.dbapi import DbapiSession, driver_of
+
+    db = quote(str(tmp_path / "a.db"))
+    session = DbapiSession(driver_of(parse_target(f"dbapi://sqlite3?database={db}")))
+    try:
+        session.set_fetch_size(7)
+        assert session._cursor.arraysize == 7
+    finally:
+        session.close()
+    # DuckDB's cursor has no arraysize: the size goes to fetchmany alone.
+    duck = DbapiSession(driver_of(parse_target(f"duckdb:///{tmp_path / 'a.duckdb'}")))
+    try:
+        duck.set_fetch_size(7)
+    finally:
+        duck.close()
+
+
+def test_fetch_size_reads_every_row_and_gsets_the_row(tmp_path: Path) -> None:
+    """Read three rows at a time, a result gives the row count and the captured row that a whole
+    read gives (``\\gset`` on ten rows names the count it found)."""
+    t = parse_target(f"dbapi://sqlite3?database={quote(str(tmp_path / 'f.db'))}")
+    ENGINE.execute(t, "CREATE TABLE src (id INTEGER); CREATE TABLE seen (id INTEGER, n INTEGER)")
+    ENGINE.execute(t, "INSERT INTO src VALUES " + ", ".join(f"({i})" for i in range(1, 11)))
+    script = (
+        "SELECT id AS last FROM src WHERE id = 10 \\gset\n"
+        "SELECT count(*) AS n FROM src \\gset\n"
+        "INSERT INTO seen VALUES (:last, :n);"
+    )
+    for fetch_size in (3, 0):
+        result = sample(t, script, sessions=1, count=4, fetch_size=fetch_size)
+        assert (result.columns["status"] == OK).all()
+        many = sample(t, "SELECT id FROM src \\gset", sessions=1, count=1, fetch_size=fetch_size)
+        assert many.error_messages == {"script": "\\gset expects one row, got 10"}
+    assert ENGINE.query(t, "SELECT id, n, count(*) FROM seen GROUP BY id, n") == [("10", "10", "8")]
+
+
+def test_fetch_size_bounds_the_clients_memory_where_a_whole_read_holds_every_row(
+    tmp_path: Path,
+) -> None:
+    """The DB-API engine is a buffering client: read whole (fetchall), a 100 MB result is held
+    in the process; 100 rows at a time, only one batch is. The seed 000 story of fetch size and
+    client memory, with the sampler's per-sample peak resident memory as the measure."""
+    from wannabet.samplers.process import ProcessSampler
+
+    t = parse_target(f"duckdb:///{tmp_path / 'm.duckdb'}?threads=1")
+    ENGINE.execute(
+        t,
+        "CREATE TABLE wide AS SELECT range AS id, repeat('x', 500) || range::VARCHAR AS pad"
+        " FROM range(200000)",
+    )
+    peaks = {}
+    for fetch_size in (0, 100, 0, 100):
+        sampler = ProcessSampler()
+        sampler.start()
+        result = sample(t, "SELECT id, pad FROM wide;", sessions=1, count=1, fetch_size=fetch_size)
+        peak = sampler.stop(result).values["peak_rss_bytes"]
+        assert (result.columns["status"] == OK).all() and peak is not None
+        peaks[fetch_size] = min(peaks.get(fetch_size, peak), peak)
+    # 200,000 rows of ~510-byte strings held at once: over 100 MB more than a batch of 100.
+    assert peaks[0] - peaks[100] > 80 * 2**20, peaks
+
+
+def test_fetch_size_is_a_factor_on_duckdb(tmp_path: Path) -> None:
+    """The runner takes fetch_size for DB-API targets (refused only where it changes nothing)."""
+    from wannabet.runner import run_experiment
+    from wannabet.store import Store
+
+    target = parse_target(f"duckdb:///{tmp_path / 'x.duckdb'}")
+    ENGINE.execute(target, "CREATE TABLE t AS SELECT range AS id FROM range(1000)")
+    text = (
+        'name = "e"\n[sampling]\nsamples = 1\ntransactions = 20\nwarmup = "0s"\n'
+        '[[workload.transactions]]\nscript = "SELECT id FROM t;"\n'
+        '[[factors]]\nname = "fetch"\nlevels = [10, 1000]\nfetch_size = "{level}"\n'
+    )
+    store = Store(tmp_path / "r.duckdb")
+    out = run_experiment(
+        parse_experiment(text, file="e.toml"), target=target, store=store, engine=ENGINE
+    )
+    summaries = store.condition_summaries(out.run_id)
+    assert sorted(s.condition for s in summaries) == ["fetch=10", "fetch=1000"]
+    assert all(s.errors == 0 and s.transactions == 20 for s in summaries)

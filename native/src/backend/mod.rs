@@ -161,8 +161,9 @@ pub trait Session {
     fn set_protocol(&mut self, protocol: Protocol);
     /// Rows per round trip of a result from now on (0: all at once). Only a
     /// backend whose server keeps a cursor open between round trips
-    /// (PostgreSQL's portals) does anything with it; the runner refuses the
-    /// setting for the others.
+    /// (PostgreSQL's portals) or whose driver reads in batches (DB-API's
+    /// `arraysize` and `fetchmany`) does anything with it; the runner refuses
+    /// the setting for the others.
     fn set_fetch_size(&mut self, _rows: u32) {}
     /// Prepares a statement expecting `n_params` parameters (`parts`: its text
     /// around them, for the simple protocol); its id is the number of

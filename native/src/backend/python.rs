@@ -9,7 +9,7 @@
 //! sqlite3) lets sessions overlap as they would in an application.
 //!
 //! The session object's methods (see `wannabet.engine.dbapi.DbapiSession`):
-//! `batch(sql)`, `prepare(parts, n_params) -> [column names]`,
+//! `batch(sql)`, `set_fetch_size(rows)`, `prepare(parts, n_params) -> [column names]`,
 //! `execute(stmt, params, capture) -> (rows, last row or None)`,
 //! `rollback()`, `query_text(sql) -> [[str | None]]`, `cancel()`, `close()`.
 //! A failure raises an exception carrying `status` (an index into
@@ -142,6 +142,14 @@ impl Session for PySession {
 
     /// DB-API has no protocol choice; the runner refuses one for these targets.
     fn set_protocol(&mut self, _protocol: Protocol) {}
+
+    fn set_fetch_size(&mut self, rows: u32) {
+        // `DbapiSession.set_fetch_size` only keeps the number (and sets the cursor's
+        // arraysize), which cannot fail.
+        Python::attach(|py| {
+            let _ = self.obj.call_method1(py, "set_fetch_size", (rows,));
+        });
+    }
 
     fn prepare(&mut self, _sql: &str, n_params: usize, parts: &[String]) -> DbResult<Vec<String>> {
         let columns = Python::attach(|py| {

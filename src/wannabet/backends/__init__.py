@@ -89,10 +89,11 @@ class Backend:
     #: how its stored statistics give CPU, wait, I/O and commits per sample (unit of work)
     work: Callable[[], WorkSource]
     #: what of pgbench's protocol it has, beyond statements: ``fetch_size`` (the server keeps a
-    #: cursor between round trips), ``pipelines`` (``\\startpipeline``: statements sent before
-    #: answers arrive), ``compound`` (``\\;``: several statements in one query); and
-    #: ``transactional_ddl`` (CREATE, ALTER and settings roll back with a transaction, which
-    #: ``check --target`` relies on to try the set-up without keeping it)
+    #: cursor between round trips, or the DB-API driver reads in batches), ``pipelines``
+    #: (``\\startpipeline``: statements sent before answers arrive), ``compound`` (``\\;``:
+    #: several statements in one query); and ``transactional_ddl`` (CREATE, ALTER and settings
+    #: roll back with a transaction, which ``check --target`` relies on to try the set-up
+    #: without keeping it)
     features: frozenset[str] = frozenset()
     #: ``target -> Driver``: the target is driven through a Python DB-API module
     #: (:mod:`wannabet.engine.dbapi`) rather than a Rust client; None for the native ones

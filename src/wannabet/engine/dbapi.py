@@ -151,6 +151,8 @@ class DbapiSession:
         self._cursor = self._conn.cursor()
         self._sql: list[str] = []
         self._in_transaction = False
+        # Rows per fetch; 0 reads a result whole (fetchall), as most applications do.
+        self._fetch_size = 0
 
     def _error(self, exc: BaseException, status: str | None = None) -> SessionError:
         classified, code = self._driver.classify(exc)
@@ -223,15 +225,35 @@ class DbapiSession:
             self._drain()
         return names
 
+    def set_fetch_size(self, rows: int) -> None:
+        """Rows per fetch (``fetch_size``; 0: each result whole). PEP 249's ``arraysize``, which
+        python-oracledb sends as the rows per round trip (JDBC's fetch size)."""
+        self._fetch_size = rows
+        if rows:
+            # DuckDB's cursor has no arraysize; fetchmany is given the size in any case.
+            with contextlib.suppress(AttributeError):
+                self._cursor.arraysize = rows
+
     def execute(self, stmt: int, params: tuple[Any, ...], capture: bool) -> tuple[int, Any]:
         """Runs a prepared statement and reads every row; returns the row count and, when
-        ``capture``, the last row."""
+        ``capture``, the last row.
+
+        Without a fetch size the rows are read at once (``fetchall``) and all held together, as
+        an application listing a result holds them; with one, ``fetch_size`` rows at a time
+        (``fetchmany``), only one batch alive, so the client's memory follows the fetch size.
+        """
         with self._driver_errors():
             ran = self._run(self._sql[stmt], bind(self._driver.paramstyle, params))
             if not ran or self._cursor.description is None:
                 return max(int(self._cursor.rowcount or 0), 0), None
-            rows = self._cursor.fetchall()
-            return len(rows), (rows[-1] if capture and rows else None)
+            if not self._fetch_size:
+                rows = self._cursor.fetchall()
+                return len(rows), (rows[-1] if capture and rows else None)
+            n, last = 0, None
+            while batch := self._cursor.fetchmany(self._fetch_size):
+                n += len(batch)
+                last = batch[-1]
+            return n, (last if capture else None)
 
     def rollback(self) -> None:
         if not self._in_transaction:

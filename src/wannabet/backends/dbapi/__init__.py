@@ -62,5 +62,7 @@ BACKEND = Backend(
     probe=_probe,
     samplers=_samplers,
     work=_work,
+    # PEP 249's arraysize and fetchmany: the DB-API engine reads results in batches.
+    features=frozenset({"fetch_size"}),
     driver=_driver,
 )

@@ -62,6 +62,6 @@ BACKEND = Backend(
     samplers=_samplers,
     work=_work,
     profiled=_profiled,
-    features=frozenset({"transactional_ddl"}),
+    features=frozenset({"transactional_ddl", "fetch_size"}),
     driver=_driver,
 )
