@@ -7,6 +7,9 @@ sample's bytes received and the client's peak memory (samples.stats). Here the t
 rows and each size two samples of half a second: the same five conditions, statistics and
 comparisons, in seconds. The bytes received are exact: each round trip of a fetch costs the
 same 11 bytes more (tests/test_fetch_size.py), so their differences between sizes are known.
+
+The memory half (examples/catalog/03-fetch-size-memory-duckdb.toml) reads the same table through
+the DB-API engine on DuckDB, a client that holds each fetch's rows; here with 12,000 rows.
 """
 
 from __future__ import annotations
@@ -133,3 +136,50 @@ def test_throughput_is_compared_size_by_size(run: Path) -> None:
     latency = json.loads(ok("compare", "-r", str(run), "-f", "json"))
     assert [c["condition"] for c in latency["comparisons"]] == LABELS[1:]
     assert all(c["baseline"] == "fetch=10" for c in latency["comparisons"])
+
+
+# -- the memory half: the same read through the DB-API engine, a client that buffers rows ------
+
+DUCK_ENTRY = ENTRY.with_name("03-fetch-size-memory-duckdb.toml")
+#: rows of the short form: enough that the rows held (about 3 KB each as Python objects) stand
+#: far above the process's own variation between samples
+DUCK_ROWS = 12_000
+
+
+@pytest.fixture(scope="module")
+def duck_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("catalog03duck")
+    text = DUCK_ENTRY.read_text()
+    assert text.count("range(1, 40001)") == 1  # the entry changed: update the test
+    experiment = folder / "03duck.toml"
+    experiment.write_text(text.replace("range(1, 40001)", f"range(1, {DUCK_ROWS + 1})"))
+    results = folder / "r.duckdb"
+    target = f"duckdb:///{folder / 'wide.duckdb'}"
+    ok("run", str(experiment), "--target", target, "-r", str(results), *QUICK)
+    return results
+
+
+def test_a_buffering_clients_memory_follows_its_fetch_size(duck_run: Path) -> None:
+    samples = per_condition(duck_run)
+    statuses = {k: [s["status"] for s in v] for k, v in samples.items()}
+    assert statuses == {label: ["complete", "complete"] for label in LABELS}
+    for label, these in samples.items():
+        assert sum(json.loads(s["stats"])["engine"]["committed"] for s in these) > 0, label
+    # Each condition's lowest peak, leaving out the run's first sample (the process still grows
+    # in it): the peak is the process's whole memory, so differences between sizes are the rows
+    # held. 12,000 rows of 21 values are about 36 MB as Python objects; 80 rows about 0.25 MB.
+    low = {
+        label: min(
+            json.loads(s["stats"])["client_process"]["peak_rss_bytes"]
+            for s in these
+            if s["position"] > 0
+        )
+        for label, these in samples.items()
+    }
+    mb = 2**20
+    assert low["fetch=all"] - low["fetch=10"] > 20 * mb, low
+    assert low["fetch=10000"] - low["fetch=10"] > 15 * mb, low
+    assert abs(low["fetch=80"] - low["fetch=10"]) < 5 * mb, low
+    # The time side still runs: each size against 10 rows a fetch.
+    latency = json.loads(ok("compare", "-r", str(duck_run), "-f", "json"))
+    assert [c["condition"] for c in latency["comparisons"]] == LABELS[1:]
