@@ -169,7 +169,15 @@ class Summary:
 
         r = self.result
         text = summary_json(
-            r.run, r.rows, r.units, r.types, r.relations, r.open_loop, r.degraded, r.generators
+            r.run,
+            r.rows,
+            r.units,
+            r.types,
+            r.relations,
+            r.open_loop,
+            r.degraded,
+            r.generators,
+            r.client,
         )
         return dict(json.loads(text))
 
@@ -182,6 +190,8 @@ class Summary:
             shown.append(render.types_table(r.types))
         if r.units:
             shown.append(render.unit_of_work_table(r.units))
+        if r.client:
+            shown.append(render.client_table(r.client))
         return shown
 
     def __str__(self) -> str:

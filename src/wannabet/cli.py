@@ -449,6 +449,7 @@ def _print_summary(
                 shown.open_loop,
                 shown.degraded,
                 shown.generators,
+                shown.client,
             )
             + "\n"
         )
@@ -470,6 +471,8 @@ def _print_summary(
             sys.stdout.write("\n" + render.open_loop_markdown(shown.open_loop))
         if shown.generators:
             sys.stdout.write("\n" + render.generators_markdown(shown.generators))
+        if shown.client:
+            sys.stdout.write("\n" + render.client_markdown(shown.client))
         for warning in degraded_warnings(shown.degraded):
             sys.stdout.write(f"\nWarning: {one_line(warning)}.\n")
         # The same verdict table as `compare` and `report --format markdown`.
@@ -490,6 +493,8 @@ def _print_summary(
             console.print(render.open_loop_table(shown.open_loop))
         if shown.generators:
             console.print(render.generators_table(shown.generators))
+        if shown.client:
+            console.print(render.client_table(shown.client))
         warnings = render.summary_warnings(rows, shown.open_loop) + degraded_warnings(
             shown.degraded
         )

@@ -7,6 +7,7 @@ samples and the run's target, the registry the target's backend.
 
 from __future__ import annotations
 
+from wannabet.analysis.client import ClientCost, client_costs
 from wannabet.analysis.relations import RelationActivity, relation_activity
 from wannabet.analysis.unit_of_work import (
     UnitOfWork,
@@ -16,13 +17,19 @@ from wannabet.analysis.unit_of_work import (
 from wannabet.backends import backend_for
 from wannabet.store import RunInfo, Store
 
-__all__ = ["relations_for_run", "unit_of_work_for_run"]
+__all__ = ["client_for_run", "relations_for_run", "unit_of_work_for_run"]
 
 
 def relations_for_run(store: Store, run_id: int) -> list[RelationActivity]:
     """What each table and index did per condition, from the run's PostgreSQL statistics;
     empty for runs without them."""
     return relation_activity(statistics_by_condition(store.samples(run_id)))
+
+
+def client_for_run(store: Store, run_id: int) -> list[ClientCost]:
+    """What each condition cost wannabet's own process (peak memory, bytes received), from the
+    run's statistics; empty for runs without them."""
+    return client_costs(statistics_by_condition(store.samples(run_id)))
 
 
 def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> list[UnitOfWork]:

@@ -11,7 +11,8 @@ The JSON form is a contract (``docs/cli.md``)::
 ``types`` (per condition and transaction type, like pgbench ``-r``) is there only when the run
 has several transaction types; ``relations`` (per condition, the tables and indexes the samples
 used on PostgreSQL: mean counters per sample, HOT and buffer-hit shares, dead tuples after) only
-when the run's statistics have them.
+when the run's statistics have them; so is each condition's ``client`` (wannabet's process: the
+median and range of the samples' peak memory, bytes received per transaction).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from wannabet.render.markdown import markdown_table
 from wannabet.store import ConditionSummary, RunInfo
 
 if TYPE_CHECKING:
+    from wannabet.analysis.client import ClientCost
     from wannabet.analysis.relations import RelationActivity
     from wannabet.analysis.unit_of_work import UnitOfWork
     from wannabet.datasets import OpenLoop, TypeSummary
@@ -57,11 +59,16 @@ def summary_dict(
     open_loop: Sequence[OpenLoop] = (),
     degraded: Sequence[Mapping[str, Any]] = (),
     generators: Sequence[GeneratorSummary] = (),
+    client: Sequence[ClientCost] = (),
 ) -> dict[str, Any]:
     by_label = {u.condition: u for u in units}
+    costs = {c.condition: c for c in client}
     conditions = []
     for r in rows:
         d = r.to_dict()
+        cost = costs.get(r.condition)
+        if cost is not None:
+            d["client"] = _finite(cost.to_dict())
         u = by_label.get(r.condition)
         if u is not None:
             d["unit_of_work"] = _finite(u.to_dict())
@@ -95,8 +102,9 @@ def summary_json(
     open_loop: Sequence[OpenLoop] = (),
     degraded: Sequence[Mapping[str, Any]] = (),
     generators: Sequence[GeneratorSummary] = (),
+    client: Sequence[ClientCost] = (),
 ) -> str:
-    doc = summary_dict(run, rows, units, types, relations, open_loop, degraded, generators)
+    doc = summary_dict(run, rows, units, types, relations, open_loop, degraded, generators, client)
     return json.dumps(doc, indent=2, allow_nan=False)
 
 
@@ -318,6 +326,56 @@ def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
     extra = [f"- {cell(line)}" for line in curve_lines(units)]
     extra += [f"- **warning:** {cell(w)}" for w in unit_of_work_warnings(units)]
     return "\n".join(lines + (["", *extra] if extra else [])) + "\n"
+
+
+CLIENT_NOTE = (
+    "wannabet's process: peak resident memory per sample (median, range); bytes received"
+    " from the server per transaction (PostgreSQL and MySQL)"
+)
+
+
+def _mib(value: float | None) -> str:
+    return "–" if value is None else f"{value / 2**20:,.1f}"
+
+
+def _client_cells(c: ClientCost) -> list[str]:
+    spread = (
+        "–"
+        if c.peak_rss_min_bytes is None or c.peak_rss_max_bytes is None
+        else f"{_mib(c.peak_rss_min_bytes)}–{_mib(c.peak_rss_max_bytes)}"
+    )
+    per_txn = c.bytes_per_transaction
+    return [
+        str(c.samples),
+        _mib(c.peak_rss_bytes),
+        spread,
+        "–" if per_txn is None else fmt_num(per_txn),
+    ]
+
+
+_CLIENT_HEADER = ("samples", "peak MiB", "range MiB", "bytes in/txn")
+
+
+def client_table(client: Sequence[ClientCost]) -> Table:
+    """The client's cost per condition: peak memory and bytes received per transaction."""
+    table = Table(
+        title="Client (median of samples)",
+        title_justify="left",
+        caption=CLIENT_NOTE,
+        caption_justify="left",
+    )
+    table.add_column("condition", style="bold", overflow="fold")
+    for name in _CLIENT_HEADER:
+        table.add_column(name, justify="right")
+    for c in client:
+        table.add_row(markup(c.condition), *_client_cells(c))
+    return table
+
+
+def client_markdown(client: Sequence[ClientCost]) -> str:
+    body = [[c.condition, *_client_cells(c)] for c in client]
+    table = markdown_table(["condition", *_CLIENT_HEADER], body, ["left"] + ["right"] * 4)
+    return f"**Client** (median of samples)\n\n{table.rstrip()}\n\n_{CLIENT_NOTE}._\n"
 
 
 def _written(io: dict[str, float]) -> str:

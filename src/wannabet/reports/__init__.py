@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wannabet.analysis.bayes import BayesAnalysis
+from wannabet.analysis.client import ClientCost
 from wannabet.analysis.diagnostics import environment_differences
 from wannabet.analysis.relations import RelationActivity
 from wannabet.datasets import (
@@ -318,6 +319,8 @@ class RunSummary:
     degraded: list[dict[str, Any]] = field(default_factory=list)
     #: a distributed run, per condition and load generator (empty for a run on one host)
     generators: list[GeneratorSummary] = field(default_factory=list)
+    #: per condition, what it cost wannabet's own process: peak memory, bytes received
+    client: list[ClientCost] = field(default_factory=list)
 
 
 def run_summary(
@@ -331,7 +334,7 @@ def run_summary(
     """The run's per-condition summary and its unit-of-work results (``unit``: ``commit`` or a
     transaction type's name); the latest run when ``run_id`` is None. With ``verdict``, also the
     comparison ``compare`` makes of the run's conditions (Markdown's summary shows it)."""
-    from wannabet.work import relations_for_run, unit_of_work_for_run
+    from wannabet.work import client_for_run, relations_for_run, unit_of_work_for_run
 
     info = store.run(run_id)
     rows = store.condition_summaries(info.run_id, include_warmup=include_warmup)
@@ -355,4 +358,5 @@ def run_summary(
         open_loop(store, info),
         degraded_documents(store, [info]),
         store.generator_summaries(info.run_id),
+        client_for_run(store, info.run_id),
     )
