@@ -286,8 +286,11 @@ def test_ctrl_c_keeps_finished_samples(tmp_path: Path, stop: signal.Signals) -> 
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "wannabet",
+            "-c",
+            # As from a terminal: a suite started in the background (`cmd &` in a script) runs
+            # with SIGINT ignored, which children inherit and wannabet rightly leaves ignored.
+            "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
+            " sys.argv[0] = 'wannabet'; runpy.run_module('wannabet', run_name='__main__')",
             "run",
             str(EXAMPLES / "sqlite-synchronous.toml"),
             "--results",
