@@ -309,9 +309,11 @@ def test_histogram_logs_give_interval_samples_compare_and_report(
     assert set(by_label) == {"fast", "slow"}
     for label in ("fast", "slow"):
         mine = [s for s in samples if s["condition_id"] == by_label[label]]
-        # One sample per 200 ms interval, the last (partial) one never written by fio.
+        # One sample per 200 ms interval, the last (partial) one never written by fio. A line
+        # comes after its interval's first completion past the end, which a loaded machine can
+        # delay by well over 100 ms (a sample of 0.35 s or more seen in CI).
         assert 3 <= len(mine) <= 5
-        assert all(0.1 < s["duration_s"] < 0.35 for s in mine)
+        assert all(0.1 < s["duration_s"] < 0.5 for s in mine)
         clat = fio_runs.doc(fio_runs.fast if label == "fast" else fio_runs.slow)["jobs"][0]
         clat = clat["read"]["clat_ns"]
         mine_rows = [r for r in rows(results) if r["condition"] == label]
@@ -361,9 +363,10 @@ def test_histogram_log_alone_takes_its_prefix_and_infers_the_interval(
 ) -> None:
     import_fio(Store(results), [fio_runs.log("fast")])
     (document,) = settings(results)["files"]
-    # Estimated from the lines' times (the JSON has it): a millisecond off at worst on the
-    # few lines of a one-second run, and every line still in its own interval.
-    assert document["condition"] == "fast" and abs(document["interval_ms"] - 200) <= 1
+    # Estimated from the lines' times (the JSON has it): a millisecond or so off on the few
+    # lines of a one-second run, up to 4 ms seen on a loaded CI machine (3% allowed), and every
+    # line still in its own interval.
+    assert document["condition"] == "fast" and abs(document["interval_ms"] - 200) <= 6
     assert document["unlogged"] is None and document["json"] is None
     assert [c.label for c in Store(results).conditions(1)] == ["fast"]
     lines = fio_runs.log("fast").read_text().splitlines()

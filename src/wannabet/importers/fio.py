@@ -1012,7 +1012,8 @@ def _interval_ms(run: _LogRun) -> float:
     first completion after ``f + k·msec``. So ``msec ≤ t_k / k`` for every line (with times
     since the job started), and the steps between lines are ``msec`` give or take how late
     each line came. The estimate is the median step, to the ms, but no more than the smallest
-    ``t_k / k``: exact on long logs, within a ms or so on a few lines.
+    ``t_k / k``: exact on long logs, within a ms or so on a few lines (a few ms when a loaded
+    machine delays fio's lines).
     """
     if run.output is not None and run.jobs:
         value = run.output.option(run.jobs[0], "log_hist_msec")
