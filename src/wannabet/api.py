@@ -164,11 +164,12 @@ class Summary:
             rows.append(flat)
         return Table(pa.Table.from_pylist(rows))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> str:
+        """The document ``wannabet summary --format json`` prints."""
         from wannabet.render.summary import summary_json
 
         r = self.result
-        text = summary_json(
+        return summary_json(
             r.run,
             r.rows,
             r.units,
@@ -179,7 +180,9 @@ class Summary:
             r.generators,
             r.client,
         )
-        return dict(json.loads(text))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(json.loads(self.to_json()))
 
     def _tables(self) -> list[Any]:
         from wannabet.render import summary as render

@@ -434,25 +434,13 @@ def _print_summary(
     from wannabet.render import summary as render
     from wannabet.render.markdown import degraded_warnings
 
-    shown = results.summary(
+    summary = results.summary(
         run_id, include_warmup=include_warmup, unit=unit, verdict=output is Format.markdown
-    ).result
+    )
+    shown = summary.result
     info, rows, units, types = shown.run, shown.rows, shown.units, shown.types
     if output is Format.json:
-        sys.stdout.write(
-            render.summary_json(
-                info,
-                rows,
-                units,
-                types,
-                shown.relations,
-                shown.open_loop,
-                shown.degraded,
-                shown.generators,
-                shown.client,
-            )
-            + "\n"
-        )
+        sys.stdout.write(summary.to_json() + "\n")
     elif output is Format.csv:
         sys.stdout.write(render.summary_csv(rows, types))
     elif output is Format.markdown:
