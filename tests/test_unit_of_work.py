@@ -386,3 +386,65 @@ def test_a_note_several_conditions_share_is_said_once() -> None:
     assert len(lines) == len(units[0].notes) == 2
     assert lines[0].startswith("a, b, c: a closed loop of 1 session(s) on 2 core(s)")
     assert all(line.startswith("a, b, c: ") for line in lines)
+
+
+MYSQL = backend_for("mysql").work()
+
+
+def mysql_sample(events: list[tuple[str, float]], log_written: int) -> dict[str, Any]:
+    """A MariaDB sample as its sampler stores it (figures of a recorded 1,000-commit sample)."""
+    return {
+        "valid": True,
+        "engine": {"committed": 1000, "elapsed_s": 2.0, "cpu_s": 0.1, "busy_s": 3.0},
+        "mysql": {
+            "cpu_s": 0.2,
+            "cores": 2,
+            "status": {"Innodb_os_log_written": log_written, "Innodb_data_fsyncs": 400},
+            "waits": {
+                "wait_s": sum(w for _, w in events),  # as written before handlers were left out
+                "events": [
+                    {"type": e.split("/")[0], "event": e, "count": 1000, "wait_s": w}
+                    for e, w in events
+                ],
+            },
+            "server_commits": 1000,
+            "engine_commits": 1000,
+            "commits_check_reliable": True,
+        },
+    }
+
+
+def test_mysql_handler_calls_are_not_waits() -> None:
+    # The recorded sample: 0.066 s in handler calls (the rows' CPU), 0.004 s of table locks,
+    # 0.012 s of data-file I/O. Only the file I/O is a wait; the handler time holds CPU.
+    sample = mysql_sample(
+        [
+            ("io/table/sql/handler", 0.066),
+            ("lock/table/sql/handler", 0.004),
+            ("io/file/innodb/innodb_data_file", 0.012),
+            ("io/file/innodb/innodb_log_file", 0.030),
+        ],
+        log_written=5_000_000,
+    )
+    u = unit_of_work("c", [sample, sample], source=MYSQL)
+    assert u.wait_ms_per_unit is not None
+    assert u.wait_ms_per_unit.mean == pytest.approx((0.012 + 0.030) * 1000 / 1000)
+    assert [w.event for w in u.top_waits] == [
+        "io/file/innodb/innodb_log_file",
+        "io/file/innodb/innodb_data_file",
+    ]
+    # The redo log's writes were timed: nothing to say about them.
+    assert not any("redo log" in n for n in u.notes), u.notes
+
+
+def test_mysql_redo_log_writes_the_server_does_not_time_are_said() -> None:
+    # MariaDB 10.11 with innodb_flush_log_at_trx_commit = 1: redo written, no log file event.
+    timed = [("io/table/sql/handler", 0.066), ("io/file/innodb/innodb_data_file", 0.012)]
+    u = unit_of_work("c", [mysql_sample(timed, log_written=5_000_000)] * 3, source=MYSQL)
+    notes = [n for n in u.notes if "redo log" in n]
+    assert len(notes) == 1 and "not in the wait per unit" in notes[0], u.notes
+    assert u.wait_ms_per_unit is not None
+    assert u.wait_ms_per_unit.mean == pytest.approx(0.012)
+    # A read-only sample writes no redo: no note.
+    u = unit_of_work("c", [mysql_sample(timed, log_written=0)], source=MYSQL)
+    assert not any("redo log" in n for n in u.notes), u.notes

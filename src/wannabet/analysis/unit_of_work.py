@@ -96,6 +96,8 @@ class SampleWork:
     events: Sequence[tuple[str, str, float]] = ()
     #: (the engine's commits, the server's commits) when the sample's cross-check is reliable
     commits: tuple[int, int] | None = None
+    #: what this sample's wait figure cannot show (the condition's notes list each once)
+    notes: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,6 +428,7 @@ def unit_of_work(
     cores_seen: list[int] = []
     eng_commits = srv_commits = 0
     checked = 0
+    blind: list[str] = []
     for s in valid:
         eng = s["engine"]
         if unit == "commit":
@@ -449,6 +452,7 @@ def unit_of_work(
             wait_units += units
             for event_type, event, event_s in work.events:
                 event_wait[(event_type, event)] += event_s * 1000.0
+        blind.extend(work.notes)
         if work.commits is not None:
             e_n, s_n = work.commits
             eng_commits += e_n
@@ -469,6 +473,7 @@ def unit_of_work(
             cpu.append(cpu_s * 1000.0 / units)
             wait.append(wait_s * 1000.0 / units)
             response.append((cpu_s + wait_s) * 1000.0 / units)
+    notes.extend(dict.fromkeys(blind))
     if not response:
         # No sample has both: each figure over the samples that have it; no response.
         cpu, wait = cpu_only, wait_only

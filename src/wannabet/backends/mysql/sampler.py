@@ -8,11 +8,13 @@ What one sample gets (deltas between a snapshot right before and right after it)
   the sample (``levels``);
 - ``performance_schema`` wait events (``events_waits_summary_global_by_event_name``): the time
   every thread of the server spent waiting on each event, from the server's own timers (not
-  sampled), ``idle`` excluded; and the statements that took the most time
-  (``events_statements_summary_by_digest``; MariaDB leaves executions of prepared statements
-  out of it, so with the ``prepared`` protocol the list may be empty). With
-  ``performance_schema`` off (MariaDB's
-  default) both are absent and a warning says how to turn it on;
+  sampled), ``idle`` excluded. The table I/O and table lock events are kept apart
+  (``handler_s``), not summed into ``wait_s``: they time the storage engine's row calls, CPU
+  included, around the file waits a call causes (which are events of their own); and the
+  statements that took the most time (``events_statements_summary_by_digest``; MariaDB leaves
+  executions of prepared statements out of it, so with the ``prepared`` protocol the list may be
+  empty). With ``performance_schema`` off (MariaDB's default) both are absent and a warning
+  says how to turn it on;
 - server CPU time of the server process from ``/proc`` (psutil), when the server runs on this
   machine: its pid file names the process, whose start time must match the server's uptime;
   otherwise it is unknown (``None``), never guessed.
@@ -232,10 +234,26 @@ class MySQLSampler:
         self._before = {}
 
 
+#: events that time the storage engine's handler calls (``wait/io/table/sql/handler``,
+#: ``wait/lock/table/sql/handler``): CPU for rows in the buffer pool, and the time of any file
+#: I/O wait the call causes, which is an event of its own. Summed with the others they would
+#: count CPU as wait and file waits twice (a CPU-bound load showed more "wait" than CPU).
+HANDLER_EVENTS = ("io/table/", "lock/table/")
+
+
+def is_handler_event(event: str) -> bool:
+    """Whether a wait event (its name without ``wait/``) times handler calls, not a wait."""
+    return event.startswith(HANDLER_EVENTS)
+
+
 def _wait_deltas(
     before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]
 ) -> dict[str, Any] | None:
-    """Wait time per event over the sample, most first; None when a summary went backwards."""
+    """Wait time per event over the sample, most first; None when a summary went backwards.
+
+    Every event is kept in ``events``; ``wait_s`` sums the waits, ``handler_s`` the handler
+    calls' time (see :data:`HANDLER_EVENTS`).
+    """
     events: list[dict[str, Any]] = []
     for name, (count, timer) in after.items():
         was_count, was_timer = before.get(name, (0, 0))
@@ -248,7 +266,11 @@ def _wait_deltas(
         kind = event.split("/", 1)[0]  # io, lock, synch
         events.append({"type": kind, "event": event, "count": dn, "wait_s": dt / _PS_PER_S})
     events.sort(key=lambda e: -e["wait_s"])
-    return {"wait_s": sum(e["wait_s"] for e in events), "events": events}
+    return {
+        "wait_s": sum(e["wait_s"] for e in events if not is_handler_event(e["event"])),
+        "handler_s": sum(e["wait_s"] for e in events if is_handler_event(e["event"])),
+        "events": events,
+    }
 
 
 def _is_own(text: str | None) -> bool:
