@@ -296,3 +296,38 @@ def test_closing_a_connection_is_not_held_to_the_deadline(tmp_path: Path) -> Non
     (sample,) = store.samples(outcome.run_id)
     assert sample["status"] == "complete", sample["reason"]
     assert sample["transactions"] > 0 and took > 1.0
+
+
+SLOW = """\
+name = "slow"
+[workload]
+sessions = 1
+[[workload.transactions]]
+name = "sleep"
+script = "SELECT pg_sleep(1.2)"
+[sampling]
+samples = 2
+duration = "1.5s"
+warmup = "0s"
+seed = 3
+"""
+
+
+def test_the_default_grace_grows_to_the_transactions_the_run_has_seen(
+    postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    # The default grace of a 1.5 s sample is 1 s, and its cancel comes half-way through: the
+    # second 1.2 s transaction (1.2 s to 2.4 s) is cancelled at 2.0 s, so the first sample is
+    # degraded. Its completed transaction (1.2 s) makes the retry's grace 2.4 s: the retry and
+    # the next sample finish their transaction in flight and are sound, and the run goes on.
+    file, results = tmp_path / "e.toml", tmp_path / "r.duckdb"
+    file.write_text(SLOW, encoding="utf-8")
+    code, _, err = _cli("run", str(file), "-r", str(results), "-t", postgres.url, "--no-stats")
+    assert code == 0, err
+    samples = _samples(results)
+    assert [s["status"] for s in samples] == ["degraded", "complete", "complete"], samples
+    assert "cancelled (status timeout)" in str(samples[0]["reason"])
+    for s in samples[1:]:
+        seconds = (int(str(s["end_ns"])) - int(str(s["t0_ns"]))) / 1e9
+        assert 2.4 <= seconds <= 1.5 + 2.4 + SLACK, s
+    assert _statuses(results) == {"ok": 1 + 2 + 2, "timeout": 1}

@@ -1004,6 +1004,9 @@ class _SampleLoop:
         #: the sequences after the last finished block (until_decided)
         self.sequences: list[SequentialComparison] = []
         self.succeeded: dict[int, int] = {}  # condition index -> successful transactions so far
+        #: the longest transaction any sample of the run completed (ns): the default grace
+        #: grows to twice it (see :meth:`grace_ns`)
+        self.longest_ns = 0
         # condition index -> its first error, while none succeeded
         self.first_error: dict[int, str] = {}
         sampling = experiment.sampling
@@ -1257,6 +1260,18 @@ class _SampleLoop:
             f" the server is well, continue it with `wannabet run FILE --resume {self.run_id}`"
         )
 
+    def grace_ns(self) -> int:
+        """How long the next sample may run past its deadline: ``grace`` when the file sets it,
+        else the default (a tenth of the deadline, 1 s to 60 s) or, when longer, twice the
+        longest transaction a sample of this run has completed, at most 10 minutes. A workload
+        whose transactions take seconds needs that long to finish the one in flight at the
+        deadline; a server that stops answering completes nothing, so it cannot lengthen it."""
+        sampling = self.experiment.sampling
+        grace_s = sampling.effective_grace_s
+        if sampling.grace_s is None:
+            grace_s = max(grace_s, min(2.0 * self.longest_ns / 1e9, _MAX_LEARNED_GRACE_S))
+        return int(grace_s * 1e9)
+
     def sample_name(self, scheduled: ScheduledSample, condition: Condition, ahead: int) -> str:
         """The sample as every output names it (``off #4 (block 4)``); ``ahead`` is 1 for a
         sample about to be stored, 0 for the one just stored."""
@@ -1299,7 +1314,7 @@ class _SampleLoop:
             protocol=condition.protocol or workload.protocol,
             fetch_size=condition.fetch_size or workload.fetch_size or 0,
             deadline_ns=int((sampling.deadline_s or 0.0) * 1e9),
-            grace_ns=int(sampling.effective_grace_s * 1e9),
+            grace_ns=self.grace_ns(),
             reconnect_ns=int((workload.reconnect_s or 0.0) * 1e9),
         )
         background = condition.background or experiment.background
@@ -1355,6 +1370,9 @@ class _SampleLoop:
             # The sample ran while these were held open on connections of their own.
             held = [{"sql": h.sql, "end": h.end} for h in condition.held]
             stats = {**(stats or {}), "held": held}
+        longest = result.summaries.moments["max_ns"]
+        if len(longest):
+            self.longest_ns = max(self.longest_ns, int(longest.max()))
         reason = degraded_reason(result)
         if reason is not None and self.warn is not None:
             self.warn(
@@ -1500,6 +1518,9 @@ class _SampleLoop:
                 f" the run stops: {first_error[index]}; fix the script or the target"
             )
 
+
+#: the most the default grace grows to from the transactions seen (a longer one: set ``grace``)
+_MAX_LEARNED_GRACE_S = 600.0
 
 #: what happens after a degraded sample, per ``on_degraded``
 _POLICY_ADVICE = {
