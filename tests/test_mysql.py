@@ -194,6 +194,32 @@ def test_tls_modes_as_the_mysql_client(mariadb_tls: ThrowawayMariaDB, tmp_path: 
     assert mariadb_tls.password not in str(info.value)
 
 
+def test_the_engine_records_the_tls_of_its_connections(mariadb_tls: ThrowawayMariaDB) -> None:
+    from wannabet.samplers.process import engine_section
+
+    experiment = parse_experiment(
+        'name = "t"\n[[workload.transactions]]\nname = "one"\nscript = "SELECT 1"\n', file="t"
+    )
+
+    def tls_of(query: str) -> Any:
+        target = parse_target(f"{mariadb_tls.url}?{query}")
+        request = SampleRequest(
+            program=compile_program(experiment.workload, target.placeholder_style),
+            sessions=2,
+            session_sql=(),
+            duration_ns=0,
+            max_transactions=10,
+            seed=1,
+        )
+        return engine_section(ENGINE.run_sample(target, request)).values.get("tls")
+
+    rows = dict(ENGINE.query(parse_target(f"{mariadb_tls.url}?ssl-mode=REQUIRED"),
+                             "SHOW SESSION STATUS LIKE 'Ssl_%'"))  # fmt: skip
+    assert rows["Ssl_version"].startswith("TLSv1"), rows
+    assert tls_of("ssl-mode=REQUIRED") == {f"{rows['Ssl_version']} {rows['Ssl_cipher']}": 2}
+    assert tls_of("ssl-mode=DISABLED") is None
+
+
 def test_a_wrong_password_is_a_connect_error_without_it(mariadb: ThrowawayMariaDB) -> None:
     url = mariadb.url.replace(mariadb.password, "not-the-password")
     with pytest.raises(ConnectError, match="Access denied") as info:

@@ -250,3 +250,39 @@ def test_a_revoked_server_certificate_is_refused(
     revoked.rename(directory / "0a1b2c3d.r0")
     with pytest.raises(ConnectError, match=r"(?i)revoked"):
         ENGINE.query(parse_target(url(server, f"{root}&sslcrldir={directory}")), "SELECT 1")
+
+
+def _one_sample(target: Target, sessions: int) -> dict[str, object]:
+    """The engine statistics of a short sample of ``SELECT 1`` with ``sessions`` sessions."""
+    from wannabet.engine import SampleRequest, compile_program
+    from wannabet.samplers.process import engine_section
+    from wannabet.spec import parse_experiment
+
+    text = 'name = "t"\n[[workload.transactions]]\nname = "one"\nscript = "SELECT 1"\n'
+    experiment = parse_experiment(text, file="t.toml")
+    request = SampleRequest(
+        program=compile_program(experiment.workload, target.placeholder_style),
+        sessions=sessions,
+        session_sql=(),
+        duration_ns=0,
+        max_transactions=20,
+        seed=1,
+    )
+    return engine_section(ENGINE.run_sample(target, request)).values
+
+
+def test_the_engine_records_the_tls_its_connections_negotiated(server: ThrowawayPostgres) -> None:
+    # The server's own view of an engine connection: the version and suite (OpenSSL names
+    # TLS 1.3 suites as IANA does) that the engine must record for each of its connections.
+    target = parse_target(url(server, "sslmode=require"))
+    version, cipher = ENGINE.query(
+        target, "SELECT version, cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()"
+    )[0]
+    values = _one_sample(target, sessions=3)
+    assert values["tls"] == {f"{version} {cipher}": 3}, values
+    assert not [k for k in values if str(k).startswith("tls ")], values
+
+
+def test_a_plain_connection_records_no_tls(postgres: ThrowawayPostgres) -> None:
+    values = _one_sample(parse_target(postgres.url + "?sslmode=disable"), sessions=2)
+    assert "tls" not in values and values["committed"] == 20, values

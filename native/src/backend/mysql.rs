@@ -234,12 +234,20 @@ pub struct MySession {
     copied: (i64, i64),
     /// COMMIT statements that succeeded since the counters were reset.
     commits: i64,
+    /// The connection's TLS as a counter name (`tls::tls_counter`), None when plain.
+    tls: Option<&'static str>,
 }
 
 impl MySession {
     pub fn connect(target: &Target) -> DbResult<MySession> {
+        let mut conn = target.connect()?;
+        let tls = match target.ssl {
+            SslMode::Disabled => None,
+            // The crate does not expose its TLS session: the server's view of it.
+            _ => negotiated(&mut conn)?,
+        };
         Ok(MySession {
-            conn: target.connect()?,
+            conn,
             target: target.clone(),
             stmts: Vec::new(),
             protocol: Protocol::Prepared,
@@ -247,6 +255,7 @@ impl MySession {
             values: Vec::new(),
             copied: (0, 0),
             commits: 0,
+            tls,
         })
     }
 
@@ -256,6 +265,24 @@ impl MySession {
             id: self.conn.connection_id(),
         }
     }
+}
+
+/// The TLS version and cipher the server says this connection uses, or None
+/// when it is plain (`Ssl_version` empty).
+fn negotiated(conn: &mut Conn) -> DbResult<Option<&'static str>> {
+    let rows: Vec<(String, String)> = conn
+        .query("SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')")
+        .map_err(classify)?;
+    let value = |name: &str| {
+        rows.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    };
+    Ok(match (value("Ssl_version"), value("Ssl_cipher")) {
+        (Some(version), Some(cipher)) => Some(crate::backend::tls::tls_counter(version, cipher)),
+        _ => None,
+    })
 }
 
 fn bind(v: &Value) -> mysql::Value {
@@ -475,6 +502,9 @@ impl Session for MySession {
     fn counters(&self) -> Vec<(&'static str, i64)> {
         // Named as PostgreSQL's: what the server's own commit count should show.
         let mut out = vec![("server_commits", self.commits)];
+        if let Some(tls) = self.tls {
+            out.push((tls, 1));
+        }
         if self.copied != (0, 0) {
             out.push(("copy_rows", self.copied.0));
             out.push(("copy_bytes", self.copied.1));

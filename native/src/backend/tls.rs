@@ -11,7 +11,7 @@
 //! the chain and the host name for verify-full.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use percent_encoding::percent_decode_str;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -202,6 +202,31 @@ impl Tls {
 }
 
 /// Where libpq looks for one of its default files: `~/.postgresql/NAME`.
+/// The client counter that names a connection's negotiated TLS, as
+/// `tls TLSv1.3 TLS_AES_128_GCM_SHA256` (IANA suite names): the engine
+/// statistics count connections per version and suite, so a TLS comparison
+/// records what each sample actually ran. Counters are named by static
+/// strings; these come from a handful of versions and suites, each leaked once.
+pub fn negotiated_counter(conn: &rustls::CommonState) -> Option<&'static str> {
+    let version = conn.protocol_version()?.as_str()?.replace('_', ".");
+    let suite = conn.negotiated_cipher_suite()?.suite();
+    let suite = suite.as_str()?.replacen("TLS13_", "TLS_", 1);
+    Some(tls_counter(&version, &suite))
+}
+
+/// The counter name of a TLS version and suite (see `negotiated_counter`).
+pub fn tls_counter(version: &str, suite: &str) -> &'static str {
+    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let name = format!("tls {version} {suite}");
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.push(leaked);
+    leaked
+}
+
 fn default_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| Path::new(&h).join(".postgresql").join(name))
 }

@@ -18,6 +18,9 @@ import psutil  # type: ignore[import-untyped]
 from wannabet.engine.base import SampleResult
 from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
 
+#: the engine's counters of connections per negotiated TLS start with this
+_TLS = "tls "
+
 
 def allowed_cores() -> int | None:
     """Cores this process may run on: its CPU affinity where the OS has one, else all."""
@@ -61,7 +64,12 @@ def engine_section(result: SampleResult, transaction_names: Sequence[str] = ()) 
         "cpu_s": (sum(result.session_cpu_ns) / 1e9) if result.session_cpu_ns else None,
         "session_cpu_s": [ns / 1e9 for ns in result.session_cpu_ns],
     }
-    values.update({k: int(v) for k, v in result.counters.items()})
+    for key, value in result.counters.items():
+        if key.startswith(_TLS):
+            # Connections per negotiated TLS version and suite ("TLSv1.3 TLS_AES_128_GCM_SHA256")
+            values.setdefault("tls", {})[key.removeprefix(_TLS)] = int(value)
+        else:
+            values[key] = int(value)
     if transaction_names:
         counts = np.bincount(
             np.asarray(txn[ok], dtype=np.int64),

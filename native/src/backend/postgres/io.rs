@@ -9,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,8 @@ pub(super) struct IoState {
     /// TLS was negotiated: the socket carries ciphertext, and the scan runs
     /// on the plaintext side (TlsSock) instead.
     pub(super) tls: AtomicBool,
+    /// The negotiated TLS as a counter name (tls::negotiated_counter).
+    pub(super) negotiated: OnceLock<&'static str>,
 }
 
 impl IoState {
@@ -52,6 +54,7 @@ impl IoState {
             commits: AtomicU64::new(0),
             received: AtomicU64::new(0),
             tls: AtomicBool::new(false),
+            negotiated: OnceLock::new(),
         })
     }
 }
@@ -263,6 +266,9 @@ impl TlsConnect<Sock> for Connector {
             let stream = tokio_rustls::TlsConnector::from(config)
                 .connect(name, sock)
                 .await?;
+            if let Some(counter) = crate::backend::tls::negotiated_counter(stream.get_ref().1) {
+                let _ = io_state.negotiated.set(counter);
+            }
             Ok(TlsSock {
                 stream,
                 scan: MsgScan::default(),

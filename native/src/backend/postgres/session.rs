@@ -435,6 +435,9 @@ impl Session for PgSession {
         )];
         let received = self.driver.io.received.load(Relaxed) - self.received_before;
         out.push(("bytes_received", received as i64));
+        if let Some(tls) = self.driver.io.negotiated.get() {
+            out.push((tls, 1));
+        }
         if self.copied != (0, 0) {
             out.push(("copy_rows", self.copied.0));
             out.push(("copy_bytes", self.copied.1));

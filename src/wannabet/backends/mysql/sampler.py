@@ -277,7 +277,7 @@ def _is_own(text: str | None) -> bool:
     """The snapshots' own statements and the driver's on connecting, not the workload's."""
     t = (text or "").upper()
     return (
-        t.startswith(("SHOW GLOBAL STATUS", "SELECT VERSION", "SELECT @@"))
+        t.startswith(("SHOW GLOBAL STATUS", "SHOW SESSION STATUS", "SELECT VERSION", "SELECT @@"))
         or "PERFORMANCE_SCHEMA" in t
         or "INFORMATION_SCHEMA.GLOBAL_STATUS" in t
     )
