@@ -49,7 +49,7 @@ def accept_plain_tcp(pg: ThrowawayPostgres) -> None:
 def restart_env(pg: ThrowawayPostgres) -> dict[str, str]:
     """What the restart script reads: the data directory, pg_ctl, and the user that owns the
     data directory when we are root (PostgreSQL refuses to run as root)."""
-    env = {"PGDATA": str(pg.data), "PG_CTL": str(pg.bindir / "pg_ctl"), "CATALOG_DIR": str(CATALOG)}
+    env = {"PGDATA": str(pg.data), "PG_CTL": str(pg.bindir / "pg_ctl")}
     if os.geteuid() == 0:
         env["PG_RUNAS"] = pwd.getpwuid(pg.data.stat().st_uid).pw_name
     return env
@@ -101,6 +101,12 @@ def test_tls_suites_and_aesni_factorial_with_bayes(
         assert f"TLS 1.3 suites: {suite}" in state, (s["condition"], state)
         # The statistics survived the restart before the sample: the server's CPU is there.
         assert stats["postgres"]["cpu_s"] > 0, (s["condition"], stats.get("warnings"))
+        # ... and the engine's own record of what its 4 connections negotiated says the same.
+        negotiated = stats["engine"].get("tls")
+        if levels["encryption"] == "none":
+            assert negotiated is None, (s["condition"], negotiated)
+        else:
+            assert negotiated == {f"TLSv1.3 {suite}": 4}, (s["condition"], negotiated)
 
     # The Bayesian answer: a posterior and an HDI for every change, and the factorial effects.
     bayes = wannabet("compare", "--bayes", "--results", str(results), "--format", "json")

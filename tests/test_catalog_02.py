@@ -42,6 +42,8 @@ def test_tls_suites_and_aesni_on_a_bulk_load(
     assert len(lines) == ROWS + 1 and lines[0].startswith("order_id,")  # a header, then rows
     experiment = tmp_path / EXAMPLE.name
     experiment.write_text(EXAMPLE.read_text())
+    # The hooks find the restart script next to the file (WANNABET_EXPERIMENT_DIR).
+    (tmp_path / "scripts").symlink_to(CATALOG / "scripts")
     results = tmp_path / "r.duckdb"
 
     with throwaway_postgres(tls=True) as pg:

@@ -214,3 +214,20 @@ def test_a_levels_shell_commands_run_whenever_the_run_switches_to_it(tmp_path: P
             store=Store(tmp_path / "r2.duckdb"),
             engine=FakeEngine(),
         )
+
+
+def test_a_hook_finds_the_scripts_next_to_the_experiment_file(tmp_path: Path) -> None:
+    # The file and its script in one directory, the run started from another: the hook reaches
+    # the script through WANNABET_EXPERIMENT_DIR, as a file that ships its scripts does.
+    shipped, elsewhere = tmp_path / "shipped", tmp_path / "elsewhere"
+    (shipped / "scripts").mkdir(parents=True)
+    elsewhere.mkdir()
+    log = tmp_path / "log.txt"
+    (shipped / "scripts" / "note.sh").write_text(f'echo "$WANNABET_EXPERIMENT_DIR" >> {log}\n')
+    spec = shipped / "e.toml"
+    spec.write_text(
+        SPEC + hook("before-run", 'shell = "sh \\"$WANNABET_EXPERIMENT_DIR/scripts/note.sh\\""')
+    )
+    results = tmp_path / "r.duckdb"
+    wannabet_ok("run", "../shipped/e.toml", "--results", str(results), "--no-stats", cwd=elsewhere)
+    assert log.read_text().splitlines() == [str(shipped.resolve())]

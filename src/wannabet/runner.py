@@ -1195,6 +1195,8 @@ class _SampleLoop:
                 "WANNABET_HOOK": when,
                 "WANNABET_RUN_ID": str(self.run_id),
                 "WANNABET_TARGET_KIND": targets[0].kind,
+                # A file that ships its own scripts finds them from any current directory.
+                "WANNABET_EXPERIMENT_DIR": _experiment_dir(self.experiment),
             }
             if condition is not None:
                 env["WANNABET_CONDITION"] = condition.label
@@ -1517,6 +1519,13 @@ class _SampleLoop:
                 f"no transaction succeeded in the first sample of any condition, so"
                 f" the run stops: {first_error[index]}; fix the script or the target"
             )
+
+
+def _experiment_dir(experiment: Experiment) -> str:
+    """The experiment file's directory (absolute), or the current one for a file given as
+    text (``parse_experiment`` without a path)."""
+    source = Path(experiment.source_path) if experiment.source_path else None
+    return str((source.parent if source is not None and source.is_file() else Path.cwd()).resolve())
 
 
 #: the most the default grace grows to from the transactions seen (a longer one: set ``grace``)
