@@ -201,6 +201,10 @@ def _acceleration(jackknives: list[np.ndarray]) -> float:
     num = 0.0
     den = 0.0
     for th in jackknives:
+        if not np.isfinite(th).all():
+            # A leave-one-out estimate is undefined (a baseline whose other values are all 0,
+            # as a wait per commit can be): no acceleration, the bias-corrected percentile.
+            return 0.0
         nj = th.size
         if nj < 2:
             continue
