@@ -461,3 +461,24 @@ def test_a_stray_commit_or_two_in_a_small_sample_is_not_a_mismatch() -> None:
     check = unit_of_work("c", samples, source=PG).server_check
     assert check is not None and check.ok is False
     assert check.worst_sample_mismatch == pytest.approx(3 / 43)
+
+
+def test_work_values_are_the_per_sample_figures_summary_averages() -> None:
+    from wannabet.analysis.unit_of_work import work_values
+
+    samples = [pg_sample(1000, 0.5, 1.0), pg_sample(2000, 0.8, 1.6), pg_sample(10, 9.0, 9.0)]
+    samples[2]["valid"] = False  # invalid statistics: no value, as summary leaves it out
+    u = unit_of_work("c", samples, source=PG)
+    cpu = work_values(samples, "cpu", source=PG)
+    wait = work_values(samples, "wait", source=PG)
+    response = work_values(samples, "response", source=PG)
+    assert cpu == pytest.approx([0.5, 0.4, None]) and wait == pytest.approx([1.0, 0.8, None])
+    assert response == pytest.approx([1.5, 1.2, None])
+    assert u.cpu_ms_per_unit is not None and u.response_ms_per_unit is not None
+    assert u.cpu_ms_per_unit.mean == pytest.approx((0.5 + 0.4) / 2)
+    assert u.response_ms_per_unit.mean == pytest.approx((1.5 + 1.2) / 2)
+    # A remote server's sample has no CPU: no cpu or response value, its wait still counts.
+    remote = pg_sample(1000, None, 1.0)
+    assert work_values([remote], "cpu", source=PG) == [None]
+    assert work_values([remote], "response", source=PG) == [None]
+    assert work_values([remote], "wait", source=PG) == pytest.approx([1.0])

@@ -889,6 +889,9 @@ class StatChoice(StrEnum):
     p99_9 = "p99.9"
     tps = "tps"
     result = "result"
+    cpu = "cpu"
+    wait = "wait"
+    response = "response"
 
 
 class PairsChoice(StrEnum):
@@ -969,7 +972,9 @@ def compare(
         typer.Option(
             "--stat",
             help="The statistic judged; tps is throughput, result the transactions' recorded"
-            " results (result = true). Default: the mean latency.",
+            " results (result = true); cpu, wait and response the server's ms per commit"
+            " (per transaction of the --txn type) of each sample, as summary's unit of work."
+            " Default: the mean latency.",
         ),
     ] = None,
     profile: Annotated[

@@ -12,12 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from wannabet.analysis import Comparison, compare
+from wannabet.analysis import Comparison, Observations, compare
 from wannabet.analysis.bayes import BayesOptions, bayes_analysis, require_extra
 from wannabet.analysis.compare import PAIRS, Pairs
 from wannabet.analysis.mix import explain_bimodality, mix_modality
 from wannabet.analysis.sequential import sequential_comparisons
 from wannabet.analysis.statistic import STATS, compare_statistic, sample_values
+from wannabet.analysis.unit_of_work import WORK_STATS
 from wannabet.datasets import (
     block_means,
     load_condition_samples,
@@ -97,10 +98,17 @@ def comparison_options(
     per-type, per-statistic comparison; ``stat`` decides the metric then (``tps`` is
     throughput, the others latency).
     """
-    if stat is not None and stat not in STATS:
+    if stat is not None and stat not in STATS + WORK_STATS:
         raise SpecError(
-            f"{stat!r} is not a statistic; use one of {', '.join(STATS)}",
+            f"{stat!r} is not a statistic; use one of {', '.join(STATS + WORK_STATS)}",
             key="--stat",
+            file="command line",
+        )
+    if stat in WORK_STATS and level == "transaction":
+        raise SpecError(
+            f"--stat {stat} is a figure per sample (the server's time over the sample's commits),"
+            " with no value per transaction; drop --level transaction",
+            key="--level",
             file="command line",
         )
     if pairs not in PAIRS:
@@ -363,6 +371,10 @@ def analyze_statistics(
     """
     stat = options.stat or "mean"
     runs = runs_of(store, run_ids)
+    if stat in WORK_STATS:
+        return [
+            _work_comparison(store, runs, options, stat, name) for name in options.txn or (None,)
+        ]
     several = len(runs) > 1
     out = []
     for name in options.txn or (None,):
@@ -401,6 +413,63 @@ def analyze_statistics(
         result = dataclasses.replace(result, txn=name, excluded=tuple(excluded))
         out.append((result, runs))
     return out
+
+
+#: how each unit-of-work figure is named in messages
+_WORK_NAMES = {"cpu": "server CPU", "wait": "wait", "response": "response time (CPU + wait)"}
+
+
+def _work_comparison(
+    store: Store, runs: list[RunInfo], options: ComparisonOptions, stat: str, name: str | None
+) -> tuple[Comparison, list[RunInfo]]:
+    """``compare --stat cpu|wait|response``: each sample's unit-of-work figure in ms per unit
+    (a commit, or a transaction of the type ``name``), judged over the samples as any
+    per-sample statistic is: lower or higher, not faster or slower."""
+    from wannabet.work import work_observations
+
+    unit = name or "commit"
+    several = len(runs) > 1
+    groups: list[Observations] = []
+    means: dict[str, float] = {}
+    environments: dict[str, Mapping[str, str]] = {}
+    excluded: list[tuple[str, str]] = []
+    why = f"no sample with a {_WORK_NAMES[stat]} figure per {unit}"
+    for info in runs:
+        prefix = f"{info.run_id}:" if several else ""
+        found, found_means = work_observations(store, info, stat, unit)
+        labels = {o.condition for o in found}
+        excluded += [
+            (prefix + c.label, why) for c in store.conditions(info.run_id) if c.label not in labels
+        ]
+        for obs in found:
+            label = prefix + obs.condition
+            groups.append(dataclasses.replace(obs, condition=label))
+            means[label] = found_means[obs.condition]
+            if several:
+                environments[label] = flatten_environment(info.environment or {})
+    if not groups:
+        raise AnalysisError(
+            f"{why} in {'these runs' if several else f'run {runs[0].run_id}'}: it needs the"
+            " run's statistics (a run without --no-stats, on a server whose CPU or wait"
+            " wannabet can read; see wannabet summary)"
+        )
+    _check_baseline(options.baseline, [g.condition for g in groups], excluded, why, runs)
+    result = compare(
+        groups,
+        baseline=options.baseline,
+        metric="cost",
+        level="sample",
+        alpha=options.alpha,
+        rope_pct=options.rope_pct,
+        seed=options.seed,
+        unit=f"ms/{unit}",
+        environments=environments or None,
+        pairs=options.pairs,
+    )
+    result = dataclasses.replace(
+        result, stat=stat, stat_values=means, txn=name, excluded=tuple(excluded)
+    )
+    return result, runs
 
 
 def document(result: Comparison, runs: Sequence[RunInfo]) -> ComparisonDocument:

@@ -7,29 +7,39 @@ samples and the run's target, the registry the target's backend.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
+from wannabet.analysis import Observations
 from wannabet.analysis.client import ClientCost, client_costs
 from wannabet.analysis.relations import RelationActivity, relation_activity
 from wannabet.analysis.unit_of_work import (
     UnitOfWork,
     statistics_by_condition,
     unit_of_work_by_condition,
+    work_values,
 )
 from wannabet.backends import backend_for
 from wannabet.store import RunInfo, Store
 
-__all__ = ["client_for_run", "relations_for_run", "unit_of_work_for_run"]
+__all__ = ["client_for_run", "relations_for_run", "unit_of_work_for_run", "work_observations"]
+
+
+def _by_condition(store: Store, run_id: int) -> dict[str, list[Any]]:
+    return statistics_by_condition(store.samples(run_id), include_degraded=store.include_degraded)
 
 
 def relations_for_run(store: Store, run_id: int) -> list[RelationActivity]:
     """What each table and index did per condition, from the run's PostgreSQL statistics;
     empty for runs without them."""
-    return relation_activity(statistics_by_condition(store.samples(run_id)))
+    return relation_activity(_by_condition(store, run_id))
 
 
 def client_for_run(store: Store, run_id: int) -> list[ClientCost]:
     """What each condition cost wannabet's own process (peak memory, bytes received), from the
     run's statistics; empty for runs without them."""
-    return client_costs(statistics_by_condition(store.samples(run_id)))
+    return client_costs(_by_condition(store, run_id))
 
 
 def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> list[UnitOfWork]:
@@ -44,7 +54,7 @@ def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> lis
     TargetError
         The run has statistics but its target is no backend's.
     """
-    by_condition = statistics_by_condition(store.samples(run_id))
+    by_condition = _by_condition(store, run_id)
     if not by_condition:
         return []
     # Every run records its target's kind; only imports have none, and they have no statistics.
@@ -70,3 +80,49 @@ def closed_loops(info: RunInfo, labels: list[str]) -> dict[str, int]:
         if label not in rates and isinstance(n, int):
             out[label] = n
     return out
+
+
+def work_observations(
+    store: Store, info: RunInfo, stat: str, unit: str = "commit"
+) -> tuple[list[Observations], dict[str, float]]:
+    """Per condition (in condition order), each sample's unit-of-work figure ``stat`` in ms per
+    unit as :class:`Observations` numbered as every output numbers samples, and the mean of
+    those values (the figure ``summary`` reports). Conditions without the figure in any sample
+    are left out; so are degraded samples unless the store includes them.
+
+    Raises
+    ------
+    AnalysisError
+        ``unit`` is neither ``"commit"`` nor a transaction type of the run, or ``stat`` is not
+        a unit-of-work figure.
+    """
+    from wannabet.datasets import sample_numbers
+
+    number = sample_numbers(store, info.run_id)
+    docs: dict[str, list[Any]] = {}
+    ids: dict[str, list[int]] = {}
+    for row in sorted(store.samples(info.run_id), key=lambda r: int(r.get("condition_id") or 0)):
+        # One row at a time through the same filter as summary's, so each value keeps its sample.
+        for label, found in statistics_by_condition(
+            [row], include_degraded=store.include_degraded
+        ).items():
+            docs.setdefault(label, []).extend(found)
+            ids.setdefault(label, []).append(number[int(row["position"])])
+    if not docs:
+        return [], {}
+    source = backend_for(info.target_kind or "").work()
+    # The same unit check as summary's: an unknown type is an error, not an empty comparison.
+    unit_of_work_by_condition({k: v[:1] for k, v in docs.items()}, unit, source=source)
+    out, means = [], {}
+    for label, found in docs.items():
+        kept = [
+            (n, v)
+            for n, v in zip(ids[label], work_values(found, stat, unit, source=source), strict=True)
+            if v is not None
+        ]
+        if not kept:
+            continue
+        values = np.array([v for _, v in kept], dtype=float)
+        out.append(Observations(label, values, np.array([n for n, _ in kept], dtype=np.int64)))
+        means[label] = float(values.mean())
+    return out, means

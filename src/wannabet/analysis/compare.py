@@ -90,7 +90,9 @@ __all__ = [
 
 #: what is compared: a latency (lower is faster), a throughput (higher is faster), or the
 #: transactions' recorded result (``compare --stat result``: neither direction is faster)
-Metric = Literal["latency", "throughput", "result"]
+#: ``cost``: a unit-of-work figure per sample (server CPU, wait or response ms per commit,
+#: ``compare --stat cpu``); lower or higher, not faster or slower
+Metric = Literal["latency", "throughput", "result", "cost"]
 Level = Literal["sample", "transaction"]
 #: which pairs of conditions are compared: each against the baseline, every pair, or each
 #: against the one before it (successive states)
@@ -99,7 +101,7 @@ PAIRS: tuple[str, ...] = ("baseline", "all", "successive")
 #: ``higher``/``lower``: a result that changed beyond the ROPE (the result metric only)
 Verdict = Literal["faster", "slower", "higher", "lower", "no-difference", "inconclusive"]
 
-_DEFAULT_UNIT = {"latency": "ms", "throughput": "tps", "result": ""}
+_DEFAULT_UNIT = {"latency": "ms", "throughput": "tps", "result": "", "cost": "ms"}
 
 
 def _f(x: float | None) -> float | None:
@@ -492,7 +494,7 @@ def _summarize(
         session=session,
         time_s=time_s,
         level=level,
-        higher_is_slower=metric == "latency",
+        higher_is_slower=metric in ("latency", "cost"),
         rng=_seed_for(seed, obs.condition, "multimodality"),
         values_order=p.value_order,
     )
@@ -637,7 +639,7 @@ def verdict(
                 "directions; look at the distributions"
             )
         word: Verdict
-        if metric == "result":
+        if metric in ("result", "cost"):
             word = "higher" if up else "lower"
         else:
             faster = up if metric == "throughput" else not up
@@ -679,8 +681,8 @@ def _validate(
         raise AnalysisError(f"condition labels must be unique; {dup} appear more than once")
     if baseline is not None and baseline not in labels:
         raise AnalysisError(f"baseline={baseline!r} is not one of the conditions {labels}")
-    if metric not in ("latency", "throughput", "result"):
-        raise AnalysisError(f"metric={metric!r}; use 'latency', 'throughput' or 'result'")
+    if metric not in ("latency", "throughput", "result", "cost"):
+        raise AnalysisError(f"metric={metric!r}; use 'latency', 'throughput', 'result' or 'cost'")
     if level not in ("sample", "transaction"):
         raise AnalysisError(f"level={level!r}; use 'sample' or 'transaction'")
     if not (0 < alpha < 1):

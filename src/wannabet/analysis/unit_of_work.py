@@ -52,6 +52,7 @@ from wannabet.errors import AnalysisError
 __all__ = [
     "COMMIT_MISMATCH",
     "STRAY_COMMITS",
+    "WORK_STATS",
     "Estimate",
     "ResponseCurve",
     "SampleWork",
@@ -68,6 +69,7 @@ __all__ = [
     "unit_of_work",
     "unit_of_work_by_condition",
     "unit_of_work_from_samples",
+    "work_values",
 ]
 
 #: relative difference between the engine's and the server's commits that flags a run
@@ -437,10 +439,7 @@ def unit_of_work(
     blind: list[str] = []
     for s in valid:
         eng = s["engine"]
-        if unit == "commit":
-            units = int(eng.get("committed") or 0)
-        else:
-            units = int((eng.get("committed_by_type") or {}).get(unit) or 0)
+        units = _units(eng, unit)
         elapsed = float(eng.get("elapsed_s") or 0.0)
         if units <= 0 or elapsed <= 0:
             continue
@@ -552,15 +551,53 @@ def unit_of_work(
     )
 
 
+def _units(engine: Mapping[str, Any], unit: str) -> int:
+    """A sample's units: its committed transactions, or those of the type ``unit``."""
+    if unit == "commit":
+        return int(engine.get("committed") or 0)
+    return int((engine.get("committed_by_type") or {}).get(unit) or 0)
+
+
+#: the unit-of-work figures ``compare --stat`` judges: each sample's ms per unit
+WORK_STATS: tuple[str, ...] = ("cpu", "wait", "response")
+
+
+def work_values(
+    samples: Sequence[Mapping[str, Any]], stat: str, unit: str = "commit", *, source: WorkSource
+) -> list[float | None]:
+    """Each sample's ``stat`` (one of :data:`WORK_STATS`) in ms per unit, or None where the
+    sample has no such figure (invalid statistics, no units, CPU or wait unknown): the
+    per-sample values whose means :func:`unit_of_work` reports, for a comparison over samples.
+    """
+    if stat not in WORK_STATS:
+        raise AnalysisError(f"{stat!r} is not a unit-of-work figure; use one of {WORK_STATS}")
+    out: list[float | None] = []
+    for s in samples:
+        eng = s.get("engine") or {}
+        units = _units(eng, unit)
+        if not s.get("valid", False) or units <= 0 or not float(eng.get("elapsed_s") or 0) > 0:
+            out.append(None)
+            continue
+        work = source.extract(s)
+        cpu_s, wait_s = work.cpu_s, work.wait_s
+        parts = {"cpu": (cpu_s,), "wait": (wait_s,), "response": (cpu_s, wait_s)}[stat]
+        known = [x for x in parts if x is not None]
+        out.append(sum(known) * 1000.0 / units if len(known) == len(parts) else None)
+    return out
+
+
 def statistics_by_condition(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]], *, include_degraded: bool = False
 ) -> dict[str, list[Mapping[str, Any]]]:
     """The statistics documents of sample rows (``Store.samples``), per condition in condition
-    order; conditions without statistics (imports, ``--no-stats`` runs) are left out."""
+    order; conditions without statistics (imports, ``--no-stats`` runs) are left out, and so
+    are degraded samples unless ``include_degraded``, as in every other analysis."""
     by_condition: dict[str, list[Mapping[str, Any]]] = {}
     # Conditions in their defined order, as the summary table lists them.
     rows = sorted(rows, key=lambda r: int(r.get("condition_id") or 0))
     for row in rows:
+        if row.get("status") == "degraded" and not include_degraded:
+            continue
         raw = row.get("stats")
         stats_doc = json.loads(raw) if isinstance(raw, str) else (raw or {})
         if not stats_doc or ("engine" not in stats_doc and "valid" not in stats_doc):

@@ -56,6 +56,9 @@ def _stat_title(doc: ComparisonDocument) -> str:
     if "stat" not in doc:
         return ""
     txn = doc.get("txn")
+    if doc["metric"] == "cost":
+        # A unit-of-work figure: the server's time per unit, a commit or one transaction type's.
+        return f" · {doc['stat']} per " + ("commit" if txn is None else f"{txn} transaction")
     return f" · {doc['stat']} of " + ("all types" if txn is None else f"type {txn}")
 
 
