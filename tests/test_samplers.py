@@ -1049,3 +1049,37 @@ print("ok")
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+@pytest.mark.postgres
+def test_autovacuum_during_a_sample_is_recorded_and_said(tmp_path: Path) -> None:
+    """A server whose autovacuum looks every second, a table it analyzes after 10 changed
+    rows: the samples record the autoanalyze runs on the table, and the unit of work says
+    that background work ran in the measured window."""
+    from conftest import throwaway_postgres
+    from wannabet.backends.postgresql.work import AUTOVACUUM_RAN
+
+    with throwaway_postgres(settings={"autovacuum_naptime": "1s"}) as server:
+        server.psql(
+            "CREATE TABLE av (id serial PRIMARY KEY, v int) WITH ("
+            " autovacuum_analyze_threshold = 10, autovacuum_analyze_scale_factor = 0)"
+        )
+        text = _one_type_toml("av", "INSERT INTO av (v) VALUES (1);", sessions=1, duration="2s")
+        (tmp_path / "exp.toml").write_text(text.replace("samples = 2", "samples = 3"))
+        store = Store(tmp_path / "r.duckdb")
+        out = run_experiment(
+            load_experiment(tmp_path / "exp.toml"),
+            target=parse_target(server.url),
+            store=store,
+            engine=NativeEngine(),
+        )
+    runs = [
+        int(t.get("autoanalyze_count") or 0)
+        for doc in stats_of(store, out.run_id)
+        for t in doc["postgres"]["tables"]
+        if t["relation"] == "av"
+    ]
+    # Autovacuum's launcher visits the database every second; 6 s of inserts see it run.
+    assert sum(runs) >= 1, runs
+    [u] = unit_of_work_for_run(store, out.run_id)
+    assert AUTOVACUUM_RAN in u.notes, u.notes

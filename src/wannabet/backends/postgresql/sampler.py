@@ -463,7 +463,8 @@ class PostgresSampler:
                 " t.n_live_tup, t.n_dead_tup, coalesce(s.heap_blks_read, 0) AS heap_blks_read,"
                 " coalesce(s.heap_blks_hit, 0) AS heap_blks_hit,"
                 " coalesce(s.idx_blks_read, 0) AS idx_blks_read,"
-                " coalesce(s.idx_blks_hit, 0) AS idx_blks_hit"
+                " coalesce(s.idx_blks_hit, 0) AS idx_blks_hit,"
+                " t.autovacuum_count, t.autoanalyze_count"
                 " FROM pg_stat_user_tables t JOIN pg_statio_user_tables s USING (relid)",
             )
         )
@@ -712,8 +713,18 @@ def _wait_summary(counts: dict[str, Any], target_interval_s: float) -> dict[str,
 
 #: per-relation figures that are gauges: kept as read after the sample, not as deltas
 _GAUGES = ("n_live_tup", "n_dead_tup")
-#: the figures that say a relation was used at all during the sample
-_ACTIVITY = ("seq_scan", "idx_scan", "n_tup_ins", "n_tup_upd", "n_tup_del", "idx_tup_read")
+#: the figures that say a relation was used at all during the sample (by the workload, or by
+#: autovacuum: background work inside the measured window)
+_ACTIVITY = (
+    "seq_scan",
+    "idx_scan",
+    "n_tup_ins",
+    "n_tup_upd",
+    "n_tup_del",
+    "idx_tup_read",
+    "autovacuum_count",
+    "autoanalyze_count",
+)
 
 
 def _relation_deltas(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:

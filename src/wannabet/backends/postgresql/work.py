@@ -20,8 +20,20 @@ _IO = (
 )
 
 
+#: said when autovacuum or autoanalyze ran on a table during a sample
+AUTOVACUUM_RAN = (
+    "autovacuum or autoanalyze ran on a table during a sample: background work inside the"
+    " measured window, and its commits count in the server's commit check; turn it off for the"
+    " workload's tables (autovacuum_enabled = false) if it should not be part of the result"
+)
+
+
 def extract(stats: Mapping[str, Any]) -> SampleWork:
     pg = stats.get("postgres") or {}
+    jobs = sum(
+        int(t.get("autovacuum_count") or 0) + int(t.get("autoanalyze_count") or 0)
+        for t in pg.get("tables") or []
+    )
     waits = pg.get("waits") or {}
     io = {}
     for section, key in _IO:
@@ -41,6 +53,7 @@ def extract(stats: Mapping[str, Any]) -> SampleWork:
         io=io,
         events=[(ev["type"], ev["event"], ev["wait_s"]) for ev in waits.get("events", [])],
         commits=(int(pg["engine_commits"]), int(pg["server_commits"])) if reliable else None,
+        notes=(AUTOVACUUM_RAN,) if jobs else (),
     )
 
 
