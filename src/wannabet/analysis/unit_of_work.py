@@ -44,9 +44,7 @@ from typing import Any
 
 import numpy as np
 
-# scipy.special is lighter to import than scipy.stats, and `summary` imports this module.
-from scipy.special import stdtrit
-
+from wannabet.analysis.distributions import t_ppf
 from wannabet.errors import AnalysisError
 
 __all__ = [
@@ -149,7 +147,7 @@ def t_estimate(x: Sequence[float] | np.ndarray, level: float = 0.95) -> Estimate
     mean = float(a.mean())
     if a.size < 2:
         return Estimate(mean, None, None, 1, level)
-    half = float(stdtrit(a.size - 1, 0.5 + level / 2) * a.std(ddof=1) / np.sqrt(a.size))
+    half = float(t_ppf(0.5 + level / 2, a.size - 1) * a.std(ddof=1) / np.sqrt(a.size))
     return Estimate(mean, mean - half, mean + half, int(a.size), level)
 
 
