@@ -201,7 +201,6 @@ impl Tls {
     }
 }
 
-/// Where libpq looks for one of its default files: `~/.postgresql/NAME`.
 /// The client counter that names a connection's negotiated TLS, as
 /// `tls TLSv1.3 TLS_AES_128_GCM_SHA256` (IANA suite names): the engine
 /// statistics count connections per version and suite, so a TLS comparison
@@ -227,6 +226,7 @@ pub fn tls_counter(version: &str, suite: &str) -> &'static str {
     leaked
 }
 
+/// Where libpq looks for one of its default files: `~/.postgresql/NAME`.
 fn default_path(name: &str) -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| Path::new(&h).join(".postgresql").join(name))
 }
