@@ -16,6 +16,8 @@ from wannabet.analysis.client import ClientCost, client_costs
 from wannabet.analysis.relations import RelationActivity, relation_activity
 from wannabet.analysis.unit_of_work import (
     UnitOfWork,
+    check_unit,
+    sample_statistics,
     statistics_by_condition,
     unit_of_work_by_condition,
     work_values,
@@ -102,17 +104,16 @@ def work_observations(
     docs: dict[str, list[Any]] = {}
     ids: dict[str, list[int]] = {}
     for row in sorted(store.samples(info.run_id), key=lambda r: int(r.get("condition_id") or 0)):
-        # One row at a time through the same filter as summary's, so each value keeps its sample.
-        for label, found in statistics_by_condition(
-            [row], include_degraded=store.include_degraded
-        ).items():
-            docs.setdefault(label, []).extend(found)
-            ids.setdefault(label, []).append(number[int(row["position"])])
+        # The same filter as summary's, row by row, so each value keeps its sample's number.
+        doc = sample_statistics(row, include_degraded=store.include_degraded)
+        if doc is not None:
+            docs.setdefault(str(row["condition"]), []).append(doc)
+            ids.setdefault(str(row["condition"]), []).append(number[int(row["position"])])
     if not docs:
         return [], {}
-    source = backend_for(info.target_kind or "").work()
     # The same unit check as summary's: an unknown type is an error, not an empty comparison.
-    unit_of_work_by_condition({k: v[:1] for k, v in docs.items()}, unit, source=source)
+    check_unit(docs, unit)
+    source = backend_for(info.target_kind or "").work()
     out, means = [], {}
     for label, found in docs.items():
         kept = [

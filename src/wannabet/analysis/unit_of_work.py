@@ -59,9 +59,11 @@ __all__ = [
     "WaitEvent",
     "WorkSource",
     "calibrated_curve",
+    "check_unit",
     "erlang_c",
     "mmm_response_ms",
     "response_curve",
+    "sample_statistics",
     "statistics_by_condition",
     "t_estimate",
     "unit_of_work",
@@ -594,14 +596,43 @@ def statistics_by_condition(
     # Conditions in their defined order, as the summary table lists them.
     rows = sorted(rows, key=lambda r: int(r.get("condition_id") or 0))
     for row in rows:
-        if row.get("status") == "degraded" and not include_degraded:
-            continue
-        raw = row.get("stats")
-        stats_doc = json.loads(raw) if isinstance(raw, str) else (raw or {})
-        if not stats_doc or ("engine" not in stats_doc and "valid" not in stats_doc):
-            continue
-        by_condition.setdefault(str(row["condition"]), []).append(stats_doc)
+        stats_doc = sample_statistics(row, include_degraded=include_degraded)
+        if stats_doc is not None:
+            by_condition.setdefault(str(row["condition"]), []).append(stats_doc)
     return by_condition
+
+
+def sample_statistics(
+    row: Mapping[str, Any], *, include_degraded: bool = False
+) -> Mapping[str, Any] | None:
+    """One sample row's statistics document, or None when it has none (an import, a
+    ``--no-stats`` run) or is degraded and ``include_degraded`` is off."""
+    if row.get("status") == "degraded" and not include_degraded:
+        return None
+    raw = row.get("stats")
+    stats_doc = json.loads(raw) if isinstance(raw, str) else (raw or {})
+    if not stats_doc or ("engine" not in stats_doc and "valid" not in stats_doc):
+        return None
+    return stats_doc
+
+
+def check_unit(by_condition: Mapping[str, Sequence[Mapping[str, Any]]], unit: str) -> None:
+    """Raise AnalysisError when ``unit`` is neither ``"commit"`` nor a transaction type that
+    the samples' statistics record."""
+    if unit == "commit" or not by_condition:
+        return
+    types = {
+        t
+        for docs in by_condition.values()
+        for d in docs
+        for t in (d.get("engine") or {}).get("committed_by_type", {})
+    }
+    if unit not in types:
+        known = ", ".join(sorted(types)) or "none recorded"
+        raise AnalysisError(
+            f"--unit {unit!r} is not a transaction type of this run; use 'commit' or one"
+            f" of: {known}"
+        )
 
 
 def unit_of_work_by_condition(
@@ -619,19 +650,7 @@ def unit_of_work_by_condition(
     AnalysisError
         ``unit`` is neither ``"commit"`` nor a transaction type of the run.
     """
-    if unit != "commit" and by_condition:
-        types = {
-            t
-            for docs in by_condition.values()
-            for d in docs
-            for t in (d.get("engine") or {}).get("committed_by_type", {})
-        }
-        if unit not in types:
-            known = ", ".join(sorted(types)) or "none recorded"
-            raise AnalysisError(
-                f"--unit {unit!r} is not a transaction type of this run; use 'commit' or one"
-                f" of: {known}"
-            )
+    check_unit(by_condition, unit)
     closed = closed_sessions or {}
     return [
         unit_of_work(name, docs, unit, source=source, closed_sessions=closed.get(name))
