@@ -188,10 +188,15 @@ def test_a_buffering_clients_memory_follows_its_fetch_size(duck_run: Path) -> No
     }
     mb = 2**20
     assert low["fetch=all"] - low["fetch=10"] > 60 * mb, low
-    assert low["fetch=10000"] - low["fetch=10"] > 40 * mb, low
-    # 80 rows a fetch holds next to nothing: far below 10,000 (the process's own variation
-    # between samples reached 7 MB under load, so "the same as 10" is not testable here).
-    assert low["fetch=10000"] - low["fetch=80"] > 40 * mb, low
+    # 10,000 rows are about 32 MiB as Python objects (39 MiB was measured in one CI run, 41-64
+    # in others as the batch being replaced is still held): half of that clears the process's
+    # own variation between samples, which reached 7 MB under load.
+    assert low["fetch=10000"] - low["fetch=10"] > 16 * mb, low
+    # 80 rows a fetch holds next to nothing: far below 10,000 (that variation makes "the same
+    # as 10" untestable here).
+    assert low["fetch=10000"] - low["fetch=80"] > 16 * mb, low
+    # More rows held, more memory: all > 10,000 by about the 30,000 rows more.
+    assert low["fetch=all"] - low["fetch=10000"] > 16 * mb, low
     # `summary` shows the same medians (a DB-API target sees no wire: no bytes received).
     doc = json.loads(ok("summary", "-r", str(duck_run), "-f", "json"))
     client = {c["condition"]: c["client"] for c in doc["conditions"]}
