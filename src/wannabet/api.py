@@ -395,9 +395,11 @@ class Results:
         alpha: float = 0.05,
         share: str = "inclusive",
         top: int | None = 20,
+        pairs: str = "baseline",
     ) -> RunProfiles:
         """``compare --profile``: the run's CPU profiles per condition, and the frames that grew
-        or shrank against the baseline (decided over the samples, Holm over the frames).
+        or shrank per pair of conditions (decided over the samples, Holm over the frames);
+        ``pairs`` as in :meth:`comparisons`: "baseline", "all" or "successive".
 
         Raises AnalysisError when the run has no profiles (run it with ``--profile``).
         """
@@ -408,7 +410,13 @@ class Results:
             raise AnalysisError(f"share must be 'inclusive' or 'self', not {share!r}")
         chosen: Literal["inclusive", "self"] = "self" if share == "self" else "inclusive"
         found = run_profiles(
-            self.store, info.run_id, baseline=baseline, alpha=alpha, share=chosen, top=top
+            self.store,
+            info.run_id,
+            baseline=baseline,
+            alpha=alpha,
+            share=chosen,
+            top=top,
+            pairs=pairs,
         )
         if found is None:
             raise AnalysisError(

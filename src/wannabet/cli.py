@@ -981,8 +981,8 @@ def compare(
         bool,
         typer.Option(
             "--profile",
-            help="Compare the CPU profiles instead (a run made with --profile): per condition"
-            " against the baseline, the frames whose share of the CPU grew or shrank, with"
+            help="Compare the CPU profiles instead (a run made with --profile): per pair of"
+            " conditions (--pairs), the frames whose share of the CPU grew or shrank, with"
             " intervals (Welch over the samples, Holm over the frames).",
         ),
     ] = False,
@@ -992,7 +992,34 @@ def compare(
     from wannabet.render import compare as render
 
     if profile:
-        _compare_profiles(results, run_ids, baseline, alpha, output, include_degraded)
+        # Options of the latency comparison would be silently ignored: refuse them instead.
+        ignored = [
+            key
+            for key, given in (
+                ("--metric", metric is not Metric.latency),
+                ("--level", level is not Level.sample),
+                ("--rope", rope != "2%"),
+                ("--seed", seed != 0),
+                ("--include-warmup", include_warmup),
+                ("--bayes", bayes),
+                ("--bayes-model", bayes_model is not None),
+                ("--hdi", hdi is not None),
+                ("--prior-cv", prior_cv is not None),
+                ("--prior-mean", prior_mean is not None),
+                ("--prior-sd-max", prior_sd_max is not None),
+                ("--txn", bool(txn)),
+                ("--stat", stat is not None),
+            )
+            if given
+        ]
+        if ignored:
+            raise SpecError(
+                f"does not apply to --profile, which compares the profiles' frames over the"
+                f" samples; drop {' and '.join(ignored)}",
+                key=ignored[0],
+                file="command line",
+            )
+        _compare_profiles(results, run_ids, baseline, alpha, output, include_degraded, pairs.value)
         return
     found = api.Results(results, include_degraded=include_degraded).comparisons(
         run_ids or (),
@@ -1035,6 +1062,7 @@ def _compare_profiles(
     alpha: float,
     output: Format,
     include_degraded: bool,
+    pairs: str,
 ) -> None:
     """``compare --profile``: the frames that grew or shrank, as a table or JSON."""
     from wannabet import api
@@ -1047,7 +1075,7 @@ def _compare_profiles(
             file="command line",
         )
     found = api.Results(results, include_degraded=include_degraded).profiles(
-        run_ids[0] if run_ids else None, baseline=baseline, alpha=alpha
+        run_ids[0] if run_ids else None, baseline=baseline, alpha=alpha, pairs=pairs
     )
     if output is Format.json:
         sys.stdout.write(json.dumps(found.to_dict(), indent=2) + "\n")

@@ -1,5 +1,6 @@
-"""The CPU profiles of a stored run: per condition its summed stacks, and per condition against
-the baseline which frames grew or shrank (:func:`wannabet.analysis.profiles.compare_profiles`).
+"""The CPU profiles of a stored run: per condition its summed stacks, and per pair of conditions
+(each against the baseline by default, as ``compare --pairs`` chooses) which frames grew or shrank
+(:func:`wannabet.analysis.profiles.compare_profiles`).
 
 The report draws these (a flame graph per condition, a differential one per comparison) and
 ``wannabet compare --profile`` prints the frames. The store gives one profile per analysed
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wannabet.analysis.compare import PAIRS, pairs_of
 from wannabet.analysis.profiles import ProfileComparison, Share, compare_profiles
 from wannabet.errors import AnalysisError
 from wannabet.store import Store
@@ -33,7 +35,8 @@ class ConditionProfile:
 
 @dataclass(frozen=True, slots=True)
 class ProfileDifference:
-    """Which frames of ``label`` grew or shrank against ``baseline``."""
+    """Which frames of ``label`` grew or shrank against ``baseline`` (the pair's reference: the
+    run's baseline, or with ``pairs`` "all" and "successive" the earlier condition)."""
 
     label: str
     baseline: str
@@ -45,15 +48,18 @@ class ProfileDifference:
 
 @dataclass(frozen=True, slots=True)
 class RunProfiles:
-    """A run's profiles per condition and their differences from the baseline."""
+    """A run's profiles per condition and their differences, one per pair compared."""
 
     run_id: int
     conditions: tuple[ConditionProfile, ...]
     differences: tuple[ProfileDifference, ...]
+    #: which pairs: "baseline", "all" or "successive" (over the conditions with profiles)
+    pairs: str = "baseline"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run": self.run_id,
+            "pairs": self.pairs,
             "conditions": [{"condition": c.label, "samples": c.samples} for c in self.conditions],
             "differences": [d.to_dict() for d in self.differences],
         }
@@ -67,17 +73,24 @@ def run_profiles(
     alpha: float = 0.05,
     share: Share = "inclusive",
     top: int | None = 20,
+    pairs: str = "baseline",
 ) -> RunProfiles | None:
     """The profiles of run ``run_id``; None when none of its samples was profiled.
 
-    ``baseline`` is a condition's label (default: the run's first condition); every other
-    condition with profiles is compared with it.
+    ``baseline`` is a condition's label (default: the run's first condition). ``pairs`` chooses
+    the comparisons, as ``compare --pairs``: every other condition with profiles against the
+    baseline, every pair of them, or each against the one before it, in the run's order of
+    conditions; conditions without a profiled sample take no part. Holm's correction runs over
+    the frames of each pair, as in each comparison with the baseline.
 
     Raises
     ------
     AnalysisError
-        ``baseline`` names no condition of the run, or it has no profiled sample.
+        ``baseline`` names no condition of the run, or (with ``pairs`` "baseline") it has no
+        profiled sample; ``pairs`` is not a choice.
     """
+    if pairs not in PAIRS:
+        raise AnalysisError(f"pairs={pairs!r}; use one of {', '.join(PAIRS)}")
     by_condition = store.sample_profiles(run_id)
     if not by_condition:
         return None
@@ -87,7 +100,7 @@ def run_profiles(
     if base_row is None:
         known = ", ".join(c.label for c in rows)
         raise AnalysisError(f"no condition {baseline!r} in run {run_id}; its conditions: {known}")
-    if base_row.condition_id not in by_condition:
+    if pairs == "baseline" and base_row.condition_id not in by_condition:
         raise AnalysisError(
             f"the baseline {base_row.label!r} has no profiled sample in run {run_id}; choose"
             " another with --baseline"
@@ -96,17 +109,19 @@ def run_profiles(
         ConditionProfile(labels[cid], len(profiles), _summed(profiles))
         for cid, profiles in sorted(by_condition.items())
     )
-    base_profiles = by_condition[base_row.condition_id]
+    by_label = {labels[cid]: profiles for cid, profiles in by_condition.items()}
+    profiled = [c.label for c in rows if c.label in by_label]
     differences = tuple(
         ProfileDifference(
-            labels[cid],
-            base_row.label,
-            compare_profiles(base_profiles, profiles, share=share, alpha=alpha, top=top),
+            label,
+            reference,
+            compare_profiles(
+                by_label[reference], by_label[label], share=share, alpha=alpha, top=top
+            ),
         )
-        for cid, profiles in sorted(by_condition.items())
-        if cid != base_row.condition_id
+        for reference, label in pairs_of(profiled, base_row.label, pairs)
     )
-    return RunProfiles(run_id, conditions, differences)
+    return RunProfiles(run_id, conditions, differences, pairs)
 
 
 def _summed(profiles: Sequence[dict[str, float]]) -> tuple[tuple[str, int], ...]:

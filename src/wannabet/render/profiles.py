@@ -137,7 +137,7 @@ def flame_graphs(profiles: RunProfiles) -> tuple[list[FlameGraph], list[FlameGra
 
 
 def profile_tables(profiles: RunProfiles) -> Group:
-    """``compare --profile``: per condition against the baseline, the frames that changed."""
+    """``compare --profile``: per pair of conditions, the frames that changed."""
     parts: list[object] = []
     for d in profiles.differences:
         c = d.comparison

@@ -225,14 +225,16 @@ def gather_report(
 
 
 def _profiles(store: Store, run_id: int, options: ComparisonOptions) -> RunProfiles | None:
-    """The run's profiles against the comparison's baseline (its first condition when the
-    baseline has no profile), at the comparison's alpha."""
+    """The run's profiles for the comparison's pairs, against its baseline (the run's first
+    condition when the baseline has no profile), at the comparison's alpha."""
     from wannabet.profiling import run_profiles
 
     try:
-        return run_profiles(store, run_id, baseline=options.baseline, alpha=options.alpha)
+        return run_profiles(
+            store, run_id, baseline=options.baseline, alpha=options.alpha, pairs=options.pairs
+        )
     except AnalysisError:
-        return run_profiles(store, run_id, alpha=options.alpha)
+        return run_profiles(store, run_id, alpha=options.alpha, pairs=options.pairs)
 
 
 #: the tail statistic the report judges per transaction type

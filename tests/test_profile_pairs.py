@@ -1,0 +1,133 @@
+"""``compare --profile --pairs``: which pairs of conditions the profile comparison judges, on a
+results file written through the store with seeded profiles (the profiling itself is tested
+live in ``tests/report/test_profiles_report.py``), and the options that do not apply refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wannabet.profiling import run_profiles
+from wannabet.store import ConditionRow, SampleRow, Store
+from wannabet.testing.cli import one_line_error, wannabet_in_process
+
+LABELS = ("a", "b", "c", "d")
+#: the share of the stack samples in the frame `hot` per condition: b and c alike, far above a;
+#: d has no profile at all
+HOT = {"a": 0.05, "b": 0.40, "c": 0.40}
+SAMPLES = 6
+
+
+def profiled_run(path: Path) -> Store:
+    store = Store(path)
+    run_id = store.create_run(
+        name="profiles",
+        kind="run",
+        seed=1,
+        target="sqlite:///x.db",
+        settings={"sessions": 1},
+        environment={},
+        conditions=[ConditionRow(i, label, {}) for i, label in enumerate(LABELS)],
+        transaction_types=[("t", 1, "SELECT 1;")],
+    )
+    rng = np.random.default_rng(41)
+    t0 = 1_700_000_000_000_000_000
+    sample_id = 0
+    for position in range(SAMPLES):
+        for cond, label in enumerate(LABELS):
+            n = 20
+            start = t0 + sample_id * 10**9 + np.arange(n, dtype=np.int64) * 1_000_000
+            cols = {
+                "session": np.zeros(n, dtype=np.int32),
+                "txn_type": np.zeros(n, dtype=np.int16),
+                "intended_start_ns": start,
+                "start_ns": start,
+                "end_ns": start + 500_000,
+                "status": np.zeros(n, dtype=np.int8),
+                "error_code": np.full(n, -1, dtype=np.int32),
+                "retries": np.zeros(n, dtype=np.int32),
+            }
+            stacks: list[tuple[str, int]] = []
+            if label in HOT:
+                # 2,000 stack samples, the hot frame's share varying a little between samples.
+                hot = int(rng.binomial(2000, HOT[label]))
+                stacks = [("main;work;hot", hot), ("main;work;cold", 2000 - hot)]
+            row = SampleRow(sample_id, cond, 0, position, t0, t0, t0 + 10**9, 0.0)
+            store.add_sample(run_id, row, cols, stacks=stacks)
+            sample_id += 1
+    store.finish_run(run_id, "complete")
+    return store
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("pairs") / "r.duckdb"
+    profiled_run(path)
+    return path
+
+
+def judged(results: Path, *args: str) -> tuple[str, list[tuple[str, str, str]]]:
+    done = wannabet_in_process("compare", "-r", str(results), "--profile", "-f", "json", *args)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    return doc["pairs"], [
+        (d["baseline"], d["condition"], d["decided"].get("hot", "undecided"))
+        for d in doc["differences"]
+    ]
+
+
+def test_each_against_the_baseline_by_default(results: Path) -> None:
+    # d has no profile: it takes no part, as before --pairs existed.
+    assert judged(results) == ("baseline", [("a", "b", "grew"), ("a", "c", "grew")])
+    assert judged(results, "--baseline", "b") == (
+        "baseline",
+        [("b", "a", "shrank"), ("b", "c", "undecided")],
+    )
+
+
+def test_every_pair_and_each_against_the_one_before(results: Path) -> None:
+    assert judged(results, "--pairs", "all") == (
+        "all",
+        [("a", "b", "grew"), ("a", "c", "grew"), ("b", "c", "undecided")],
+    )
+    assert judged(results, "--pairs", "successive") == (
+        "successive",
+        [("a", "b", "grew"), ("b", "c", "undecided")],
+    )
+
+
+def test_the_table_names_each_pair(results: Path) -> None:
+    done = wannabet_in_process("compare", "-r", str(results), "--profile", "--pairs", "all")
+    assert done.returncode == 0, done.stderr
+    for title in ("b against a", "c against a", "c against b"):
+        assert title in done.stdout, done.stdout
+
+
+def test_the_report_and_the_api_follow_the_same_pairs(results: Path) -> None:
+    store = Store(results, read_only=True)
+    found = run_profiles(store, store.run().run_id, pairs="successive")
+    assert found is not None
+    assert [(d.baseline, d.label) for d in found.differences] == [("a", "b"), ("b", "c")]
+    assert found.to_dict()["pairs"] == "successive"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--stat", "p99"),
+        ("--txn", "t"),
+        ("--bayes", None),
+        ("--rope", "5%"),
+        ("--level", "transaction"),
+    ],
+)
+def test_options_of_the_latency_comparison_are_refused(
+    results: Path, option: str, value: str | None
+) -> None:
+    args = [option] if value is None else [option, value]
+    done = wannabet_in_process("compare", "-r", str(results), "--profile", *args)
+    line = one_line_error(done, 2)
+    assert option in line and "--profile" in line, line
