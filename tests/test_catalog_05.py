@@ -136,6 +136,17 @@ def test_the_time_comparison_covers_method_and_threads(run: Path) -> None:
             low, high = c["ci_pct"]
             assert low <= c["delta_pct"] <= high, c
             assert c["verdict"] in ("faster", "slower", "no-difference", "inconclusive")
+    # The entry's question per factor: exact against approx with column and threads held
+    # fixed, one pair per column and thread count, and nothing else in Holm's family.
+    within = json.loads(
+        ok("compare", "-r", str(run), "--stat", "median", "--pairs", "within=method", "-f", "json")
+    )
+    assert within["pairs"] == "within=method"
+    assert sorted((c["baseline"], c["condition"]) for c in within["comparisons"]) == sorted(
+        (label(column, "exact", threads), label(column, "approx", threads))
+        for column in COLUMNS
+        for threads in (1, 2)
+    )
     # The per-condition time table too (summary), with one transaction per sample.
     summary = json.loads(ok("summary", "-r", str(run), "-f", "json"))
     assert {c["condition"]: c["transactions"] for c in summary["conditions"]} == dict.fromkeys(

@@ -399,12 +399,15 @@ class Results:
     ) -> RunProfiles:
         """``compare --profile``: the run's CPU profiles per condition, and the frames that grew
         or shrank per pair of conditions (decided over the samples, Holm over the frames);
-        ``pairs`` as in :meth:`comparisons`: "baseline", "all" or "successive".
+        ``pairs`` as in :meth:`comparisons`: "baseline", "all", "successive" or
+        "within=FACTOR".
 
         Raises AnalysisError when the run has no profiles (run it with ``--profile``).
         """
         from wannabet.profiling import run_profiles
+        from wannabet.verdicts import check_pairs_option
 
+        check_pairs_option(pairs)
         info = self.store.run(run_id)
         if share not in ("inclusive", "self"):
             raise AnalysisError(f"share must be 'inclusive' or 'self', not {share!r}")

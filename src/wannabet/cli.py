@@ -894,12 +894,6 @@ class StatChoice(StrEnum):
     response = "response"
 
 
-class PairsChoice(StrEnum):
-    baseline = "baseline"
-    all = "all"
-    successive = "successive"
-
-
 class BayesModelChoice(StrEnum):
     hierarchical = "hierarchical"
     gamma = "gamma"
@@ -960,13 +954,16 @@ def compare(
         ),
     ] = None,
     pairs: Annotated[
-        PairsChoice,
+        str,
         typer.Option(
             "--pairs",
-            help="Which pairs: each condition against the baseline, every pair, or each"
-            " against the one before it; Holm's correction runs over the pairs compared.",
+            help="Which pairs: baseline (each condition against the baseline), all (every"
+            " pair), successive (each against the one before it) or within=FACTOR (the levels"
+            " of FACTOR, every other factor held fixed); Holm's correction runs over the pairs"
+            " compared.",
+            metavar="baseline|all|successive|within=FACTOR",
         ),
-    ] = PairsChoice.baseline,
+    ] = "baseline",
     stat: Annotated[
         StatChoice | None,
         typer.Option(
@@ -1019,7 +1016,7 @@ def compare(
                 key=ignored[0],
                 file="command line",
             )
-        _compare_profiles(results, run_ids, baseline, alpha, output, include_degraded, pairs.value)
+        _compare_profiles(results, run_ids, baseline, alpha, output, include_degraded, pairs)
         return
     found = api.Results(results, include_degraded=include_degraded).comparisons(
         run_ids or (),
@@ -1038,7 +1035,7 @@ def compare(
         prior_sd_max=prior_sd_max,
         txn=txn or (),
         stat=None if stat is None else stat.value,
-        pairs=pairs.value,
+        pairs=pairs,
     )
     docs = [c.document for c in found]
     if output is Format.json:

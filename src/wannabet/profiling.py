@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wannabet.analysis.compare import PAIRS, pairs_of
+from wannabet.analysis.compare import check_pairs, pairs_of
 from wannabet.analysis.profiles import ProfileComparison, Share, compare_profiles
 from wannabet.errors import AnalysisError
 from wannabet.store import Store
@@ -53,7 +53,8 @@ class RunProfiles:
     run_id: int
     conditions: tuple[ConditionProfile, ...]
     differences: tuple[ProfileDifference, ...]
-    #: which pairs: "baseline", "all" or "successive" (over the conditions with profiles)
+    #: which pairs: "baseline", "all", "successive" or "within=FACTOR" (over the conditions
+    #: with profiles)
     pairs: str = "baseline"
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,8 +80,9 @@ def run_profiles(
 
     ``baseline`` is a condition's label (default: the run's first condition). ``pairs`` chooses
     the comparisons, as ``compare --pairs``: every other condition with profiles against the
-    baseline, every pair of them, or each against the one before it, in the run's order of
-    conditions; conditions without a profiled sample take no part. Holm's correction runs over
+    baseline, every pair of them, each against the one before it, in the run's order of
+    conditions, or (``within=FACTOR``) the pairs that differ in that factor alone; conditions
+    without a profiled sample take no part. Holm's correction runs over
     the frames of each pair, as in each comparison with the baseline.
 
     Raises
@@ -89,8 +91,7 @@ def run_profiles(
         ``baseline`` names no condition of the run, or (with ``pairs`` "baseline") it has no
         profiled sample; ``pairs`` is not a choice.
     """
-    if pairs not in PAIRS:
-        raise AnalysisError(f"pairs={pairs!r}; use one of {', '.join(PAIRS)}")
+    check_pairs(pairs)
     by_condition = store.sample_profiles(run_id)
     if not by_condition:
         return None
@@ -119,7 +120,9 @@ def run_profiles(
                 by_label[reference], by_label[label], share=share, alpha=alpha, top=top
             ),
         )
-        for reference, label in pairs_of(profiled, base_row.label, pairs)
+        for reference, label in pairs_of(
+            profiled, base_row.label, pairs, {c.label: c.levels for c in rows}
+        )
     )
     return RunProfiles(run_id, conditions, differences, pairs)
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, cast
 
 from wannabet.analysis import Comparison, Observations, compare
 from wannabet.analysis.bayes import BayesOptions, bayes_analysis, require_extra
-from wannabet.analysis.compare import PAIRS, Pairs
+from wannabet.analysis.compare import PAIRS, Pairs, check_pairs
 from wannabet.analysis.mix import explain_bimodality, mix_modality
 from wannabet.analysis.sequential import sequential_comparisons
 from wannabet.analysis.statistic import STATS, compare_statistic, sample_values
@@ -111,12 +111,7 @@ def comparison_options(
             key="--level",
             file="command line",
         )
-    if pairs not in PAIRS:
-        raise SpecError(
-            f"{pairs!r} is not a choice of pairs; use one of {', '.join(PAIRS)}",
-            key="--pairs",
-            file="command line",
-        )
+    check_pairs_option(pairs)
     if bayes and pairs != "baseline":
         raise SpecError(
             "the Bayesian analysis compares each condition with the baseline; drop --bayes, or"
@@ -157,7 +152,7 @@ def comparison_options(
         bayes=bayes_settings,
         txn=tuple(dict.fromkeys(txn)),
         stat=stat,
-        pairs=cast(Pairs, pairs),
+        pairs=pairs,
     )
 
 
@@ -359,6 +354,45 @@ def add_sequences(store: Store, runs: Sequence[RunInfo], doc: ComparisonDocument
     }
 
 
+def check_pairs_option(pairs: str) -> None:
+    """``--pairs`` as given: one of the choices, or SpecError naming them."""
+    try:
+        check_pairs(pairs)
+    except AnalysisError:
+        raise SpecError(
+            f"{pairs!r} is not a choice of pairs; use one of {', '.join(PAIRS)}",
+            key="--pairs",
+            file="command line",
+        ) from None
+
+
+def condition_levels(
+    store: Store, runs: Sequence[RunInfo], pairs: str = "baseline"
+) -> dict[str, dict[str, str]]:
+    """Each condition's factor levels, under the label the comparison gives it (``run:label``
+    with several runs, where the run counts as one more factor held fixed): what
+    ``--pairs within=FACTOR`` pairs by. A FACTOR no condition has is refused (SpecError)."""
+    several = len(runs) > 1
+    out: dict[str, dict[str, str]] = {}
+    for info in runs:
+        prefix = f"{info.run_id}:" if several else ""
+        for c in store.conditions(info.run_id):
+            levels = {str(k): str(v) for k, v in c.levels.items()}
+            if several:
+                levels["(run)"] = str(info.run_id)
+            out[prefix + c.label] = levels
+    factor = check_pairs(pairs)
+    if factor is not None and not any(factor in lv for lv in out.values()):
+        known = sorted({f for lv in out.values() for f in lv if f != "(run)"})
+        raise SpecError(
+            f"no factor {factor!r} in {'these runs' if several else f'run {runs[0].run_id}'}; "
+            + (f"its factors: {', '.join(known)}" if known else "it has no factors"),
+            key="--pairs",
+            file="command line",
+        )
+    return out
+
+
 def analyze_statistics(
     store: Store, run_ids: Sequence[int], options: ComparisonOptions
 ) -> list[tuple[Comparison, list[RunInfo]]]:
@@ -409,6 +443,7 @@ def analyze_statistics(
             seed=options.seed,
             environments=environments or None,
             pairs=options.pairs,
+            levels=condition_levels(store, runs, options.pairs),
         )
         result = dataclasses.replace(result, txn=name, excluded=tuple(excluded))
         out.append((result, runs))
@@ -465,6 +500,7 @@ def _work_comparison(
         unit=f"ms/{unit}",
         environments=environments or None,
         pairs=options.pairs,
+        levels=condition_levels(store, runs, options.pairs),
     )
     result = dataclasses.replace(
         result, stat=stat, stat_values=means, txn=name, excluded=tuple(excluded)
@@ -569,6 +605,7 @@ def analyze_runs(
         unit="ms" if metric == "latency" else "tps",
         environments=environments or None,
         pairs=pairs,
+        levels=condition_levels(store, runs, pairs),
     )
     if excluded:
         result = dataclasses.replace(result, excluded=tuple(excluded))

@@ -94,10 +94,13 @@ __all__ = [
 #: ``compare --stat cpu``); lower or higher, not faster or slower
 Metric = Literal["latency", "throughput", "result", "cost"]
 Level = Literal["sample", "transaction"]
-#: which pairs of conditions are compared: each against the baseline, every pair, or each
-#: against the one before it (successive states)
-Pairs = Literal["baseline", "all", "successive"]
-PAIRS: tuple[str, ...] = ("baseline", "all", "successive")
+#: which pairs of conditions are compared: each against the baseline, every pair, each against
+#: the one before it (successive states), or ``within=FACTOR``: the levels of one factor with
+#: every other factor held fixed (each pair of conditions that differ in that factor only)
+Pairs = str
+PAIRS: tuple[str, ...] = ("baseline", "all", "successive", "within=FACTOR")
+#: the prefix of ``--pairs within=FACTOR``
+WITHIN = "within="
 #: ``higher``/``lower``: a result that changed beyond the ROPE (the result metric only)
 Verdict = Literal["faster", "slower", "higher", "lower", "no-difference", "inconclusive"]
 
@@ -707,6 +710,7 @@ def compare(
     unit: str | None = None,
     environments: Mapping[str, Mapping[str, str]] | None = None,
     pairs: Pairs = "baseline",
+    levels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Comparison:
     """Compare conditions against a baseline and judge faster, slower or no difference.
 
@@ -734,10 +738,13 @@ def compare(
     environments : mapping, optional
         Recorded environment (key -> value) per condition or run; differing keys raise an
         ``environment-differs`` diagnostic.
-    pairs : {"baseline", "all", "successive"}
+    pairs : {"baseline", "all", "successive", "within=FACTOR"}
         Each condition against the baseline; every pair (the earlier condition of the two, in
-        the order given, as the reference); or each condition against the one before it. The
-        Holm adjustment runs over exactly the pairs compared.
+        the order given, as the reference); each condition against the one before it; or the
+        pairs of conditions that differ in FACTOR alone (needs ``levels``). The Holm
+        adjustment runs over exactly the pairs compared.
+    levels : mapping, optional
+        Each condition's factor levels (factor -> level), for ``pairs="within=FACTOR"``.
 
     Returns
     -------
@@ -785,7 +792,7 @@ def compare(
         else:
             omnibus = kruskal_wallis([prepared[g.condition].x for g in groups])
 
-    family = pairs_of([g.condition for g in groups], base, pairs)
+    family = pairs_of([g.condition for g in groups], base, pairs, levels)
     raw: list[TestResult] = []
     for ref, name in family:
         pb, po = prepared[ref], prepared[name]
@@ -830,15 +837,57 @@ def compare(
     )
 
 
-def pairs_of(labels: Sequence[str], baseline: str, pairs: str) -> list[tuple[str, str]]:
-    """(reference, condition) of each comparison ``pairs`` asks for, in a stable order."""
+def check_pairs(pairs: str) -> str | None:
+    """The factor of ``within=FACTOR`` (None for the other choices); AnalysisError when
+    ``pairs`` is not a choice."""
+    if pairs in PAIRS[:3]:
+        return None
+    if pairs.startswith(WITHIN) and pairs[len(WITHIN) :].strip():
+        return pairs[len(WITHIN) :].strip()
+    raise AnalysisError(f"pairs={pairs!r}; use one of {', '.join(PAIRS)}")
+
+
+def pairs_of(
+    labels: Sequence[str],
+    baseline: str,
+    pairs: str,
+    levels: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[tuple[str, str]]:
+    """(reference, condition) of each comparison ``pairs`` asks for, in a stable order.
+
+    ``levels`` (each label's factor levels) is needed by ``within=FACTOR`` only: the pairs of
+    conditions whose levels differ in FACTOR and agree in every other factor, the earlier one
+    of each pair (in the order of ``labels``) as its reference.
+    """
+    factor = check_pairs(pairs)
     if pairs == "baseline":
         return [(baseline, name) for name in labels if name != baseline]
     if pairs == "all":
         return list(itertools.combinations(labels, 2))
     if pairs == "successive":
         return list(itertools.pairwise(labels))
-    raise AnalysisError(f"pairs={pairs!r}; use one of {', '.join(PAIRS)}")
+    assert factor is not None
+    known = sorted({f for name in labels for f in (levels or {}).get(name, {})})
+    if factor not in known:
+        raise AnalysisError(
+            f"pairs={pairs!r}: no factor {factor!r} among the conditions compared"
+            + (f"; their factors: {', '.join(known)}" if known else "; they have no factors")
+        )
+    assert levels is not None
+    held: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for name in labels:
+        mine = levels.get(name, {})
+        if factor in mine:
+            rest = tuple(sorted((k, v) for k, v in mine.items() if k != factor))
+            held.setdefault(rest, []).append(name)
+    # Group by group, in the order each first appears: a factor's levels side by side.
+    found = [pair for group in held.values() for pair in itertools.combinations(group, 2)]
+    if not found:
+        raise AnalysisError(
+            f"pairs={pairs!r}: no two conditions differ in {factor!r} alone (each level of it"
+            " meets a different combination of the other factors)"
+        )
+    return found
 
 
 def _attach_environment(

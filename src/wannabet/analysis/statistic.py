@@ -425,6 +425,7 @@ def compare_statistic(
     n_boot: int = 2000,
     environments: Mapping[str, Mapping[str, str]] | None = None,
     pairs: Pairs = "baseline",
+    levels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Comparison:
     """Compare conditions on one statistic of their samples and judge each against the baseline.
 
@@ -439,7 +440,7 @@ def compare_statistic(
         ``"sample"``: each sample's statistic is one observation, judged exactly as
         :func:`wannabet.analysis.compare` judges sample means. ``"transaction"``: the statistic
         of all transactions with samples as clusters (see the module docstring).
-    baseline, alpha, rope_pct, seed, n_boot, environments
+    baseline, alpha, rope_pct, seed, n_boot, environments, pairs, levels
         As for :func:`wannabet.analysis.compare`.
 
     Returns
@@ -479,6 +480,7 @@ def compare_statistic(
         unit=unit,
         environments=environments,
         pairs=pairs,
+        levels=levels,
     )
     pooled = {g.condition: pooled_value(g, stat) for g in groups}
     result = dataclasses.replace(result, stat=stat, stat_values=pooled)

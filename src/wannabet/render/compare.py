@@ -118,7 +118,7 @@ def compare_table(doc: ComparisonDocument) -> Group:
     if sequential:
         parts.append(_sequential_table(sequential))
     if doc["comparisons"]:
-        title = _PAIRS_TITLE[str(doc.get("pairs", "baseline"))]
+        title = pairs_title(str(doc.get("pairs", "baseline")))
         if sequential:
             title += " · fixed-sample tests and intervals: descriptive only"
         table = Table(title=title, title_justify="left")
@@ -139,8 +139,12 @@ def compare_table(doc: ComparisonDocument) -> Group:
                 _verdict_cell(pair, style),
             )
         parts.append(table)
+        # Against one baseline the condition names the pair; with other pairs a condition
+        # has several references, so each line names its own.
+        named = doc.get("pairs", "baseline") != "baseline"
         lines = [
-            f"  {escape(p['condition'])}: {escape(p['summary'])} — {escape(p['note'])}"
+            f"  {escape(p['condition'] + (' vs ' + p['baseline'] if named else ''))}:"
+            f" {escape(p['summary'])} — {escape(p['note'])}"
             for p in doc["comparisons"]
         ]
         parts.append(Text.from_markup("\n".join(lines)))
@@ -339,6 +343,14 @@ _PAIRS_TITLE = {
     "all": "Every pair (against the earlier condition)",
     "successive": "Each against the one before",
 }
+
+
+def pairs_title(pairs: str) -> str:
+    """The verdict table's title for ``compare --pairs``."""
+    if pairs.startswith("within="):
+        factor = pairs.removeprefix("within=")
+        return f"The levels of {factor}, every other factor held fixed (against the earlier)"
+    return _PAIRS_TITLE[pairs]
 
 
 _CSV_HEADER = [
