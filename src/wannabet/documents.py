@@ -212,7 +212,7 @@ class ComparisonDocument(TypedDict):
     #: without ``--txn``/``--stat``, on one run of several transaction types, latency: each
     #: type's own comparison of its mean (the document ``--txn NAME --stat mean`` prints)
     types: NotRequired[list["ComparisonDocument"]]
-    #: only with ``--pairs all|successive``: which pairs were compared (each pair's
+    #: only with ``--pairs all|successive|within=FACTOR``: which pairs were compared (each pair's
     #: ``baseline`` is its reference); absent: each condition against the baseline
     pairs: NotRequired[str]
     #: only for a run that stopped when decided (``until_decided``): its sequences and how it

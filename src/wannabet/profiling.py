@@ -36,7 +36,7 @@ class ConditionProfile:
 @dataclass(frozen=True, slots=True)
 class ProfileDifference:
     """Which frames of ``label`` grew or shrank against ``baseline`` (the pair's reference: the
-    run's baseline, or with ``pairs`` "all" and "successive" the earlier condition)."""
+    run's baseline, or with the other ``pairs`` choices the earlier condition)."""
 
     label: str
     baseline: str
