@@ -20,6 +20,7 @@ from wannabet.spec import parse_experiment
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.sufficient import load_sample_stats
 from wannabet.testing.cli import plain_env, wannabet
+from wannabet.testing.stored import committed_columns
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -123,16 +124,7 @@ def store_with_samples(path: Path, latencies: dict[tuple[int, int], np.ndarray])
     t0 = 1_700_000_000_000_000_000
     for sample_id, ((cond, position), ms) in enumerate(latencies.items()):
         start = t0 + sample_id * 10**9 + np.arange(ms.size, dtype=np.int64) * 1_000_000
-        cols = {
-            "session": np.zeros(ms.size, dtype=np.int32),
-            "txn_type": np.zeros(ms.size, dtype=np.int16),
-            "intended_start_ns": start,
-            "start_ns": start,
-            "end_ns": start + np.round(ms * 1e6).astype(np.int64),
-            "status": np.zeros(ms.size, dtype=np.int8),
-            "error_code": np.full(ms.size, -1, dtype=np.int32),
-            "retries": np.zeros(ms.size, dtype=np.int32),
-        }
+        cols = committed_columns(start, start + np.round(ms * 1e6).astype(np.int64))
         row = SampleRow(sample_id, cond, 0, position, t0, t0, t0 + 500_000_000, 0.0)
         store.add_sample(run_id, row, cols)
     store.finish_run(run_id, "complete")

@@ -14,6 +14,7 @@ from wannabet.analysis.compare import pairs_of
 from wannabet.errors import AnalysisError
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.testing.cli import one_line_error, wannabet_in_process
+from wannabet.testing.stored import committed_columns
 
 CACHE = ("warm", "cold")
 THREADS = ("1", "2", "4")
@@ -47,16 +48,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
             scale = 1.3 if lv["cache"] == "cold" else 1.0
             ms = scale * rng.gamma(8.0, 0.125, 300) * np.exp(rng.normal(0.0, 0.03))
             start = t0 + sample_id * 10**9 + np.arange(ms.size, dtype=np.int64) * 2_000_000
-            cols = {
-                "session": np.zeros(ms.size, dtype=np.int32),
-                "txn_type": np.zeros(ms.size, dtype=np.int16),
-                "intended_start_ns": start,
-                "start_ns": start,
-                "end_ns": start + np.round(ms * 1e6).astype(np.int64),
-                "status": np.zeros(ms.size, dtype=np.int8),
-                "error_code": np.full(ms.size, -1, dtype=np.int32),
-                "retries": np.zeros(ms.size, dtype=np.int32),
-            }
+            cols = committed_columns(start, start + np.round(ms * 1e6).astype(np.int64))
             hot = int(rng.binomial(2000, 0.4 if lv["cache"] == "cold" else 0.05))
             stacks = [("main;read;disk", hot), ("main;read;memory", 2000 - hot)]
             row = SampleRow(sample_id, cond, 0, position, t0, t0, t0 + 10**9, 0.0)

@@ -13,6 +13,7 @@ import pytest
 from wannabet.profiling import run_profiles
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.testing.cli import one_line_error, wannabet_in_process
+from wannabet.testing.stored import committed_columns
 
 LABELS = ("a", "b", "c", "d")
 #: the share of the stack samples in the frame `hot` per condition: b and c alike, far above a;
@@ -40,16 +41,7 @@ def profiled_run(path: Path) -> Store:
         for cond, label in enumerate(LABELS):
             n = 20
             start = t0 + sample_id * 10**9 + np.arange(n, dtype=np.int64) * 1_000_000
-            cols = {
-                "session": np.zeros(n, dtype=np.int32),
-                "txn_type": np.zeros(n, dtype=np.int16),
-                "intended_start_ns": start,
-                "start_ns": start,
-                "end_ns": start + 500_000,
-                "status": np.zeros(n, dtype=np.int8),
-                "error_code": np.full(n, -1, dtype=np.int32),
-                "retries": np.zeros(n, dtype=np.int32),
-            }
+            cols = committed_columns(start, start + 500_000)
             stacks: list[tuple[str, int]] = []
             if label in HOT:
                 # 2,000 stack samples, the hot frame's share varying a little between samples.
