@@ -110,6 +110,11 @@ def test_an_unknown_factor_is_one_line_naming_the_factors(results: Path) -> None
     done = wannabet_in_process("compare", "-r", str(results), "--pairs", "within=index")
     line = one_line_error(done, 2)
     assert "--pairs" in line and "'index'" in line and "cache, threads" in line, line
+    done = wannabet_in_process(
+        "compare", "-r", str(results), "--profile", "--pairs", "within=index"
+    )
+    line = one_line_error(done, 2)
+    assert "--pairs" in line and "'index'" in line, line
     done = wannabet_in_process("compare", "-r", str(results), "--pairs", "between")
     line = one_line_error(done, 2)
     assert "within=FACTOR" in line, line

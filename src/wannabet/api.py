@@ -405,10 +405,11 @@ class Results:
         Raises AnalysisError when the run has no profiles (run it with ``--profile``).
         """
         from wannabet.profiling import run_profiles
-        from wannabet.verdicts import check_pairs_option
+        from wannabet.verdicts import check_pairs_option, condition_levels
 
         check_pairs_option(pairs)
         info = self.store.run(run_id)
+        condition_levels(self.store, [info], pairs)  # a FACTOR the run lacks: one line, exit 2
         if share not in ("inclusive", "self"):
             raise AnalysisError(f"share must be 'inclusive' or 'self', not {share!r}")
         chosen: Literal["inclusive", "self"] = "self" if share == "self" else "inclusive"
