@@ -247,6 +247,18 @@ def test_verdict_rule(p, lo, hi, metric, expected, note):
     assert n.startswith(note)
 
 
+def test_an_interval_clear_of_the_rope_without_a_significant_test_says_so():
+    # Catalog entry 05: a -95.8% [-98.7, -85.9] change left inconclusive by Holm over 66 pairs
+    # was explained as an interval "wider than +/-2%".
+    _, n = verdict(
+        p_value=0.2, interval=iv(-98.7, -85.9), alpha=0.05, rope_pct=2.0, metric="latency"
+    )
+    assert "lies outside +/-2%" in n and "p=0.2" in n and "Holm" in n, n
+    assert "wider" not in n
+    _, n = verdict(p_value=0.2, interval=iv(-6.0, 4.0), alpha=0.05, rope_pct=2.0, metric="latency")
+    assert "is wider than +/-2%" in n, n
+
+
 def test_verdict_rope_zero_and_direction_conflict():
     v, _ = verdict(p_value=0.01, interval=iv(0.1, 3), alpha=0.05, rope_pct=0.0, metric="latency")
     assert v == "slower"

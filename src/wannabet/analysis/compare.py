@@ -656,6 +656,14 @@ def verdict(
         return "no-difference", f"equivalent within {rope}{extra}"
     if significant:
         reason = f"significant, but the interval [{lo:.1f}, {hi:.1f}]% reaches into {rope}"
+    elif lo > rope_pct or hi < -rope_pct:
+        # Not "wider than the ROPE": the interval is clear of it, the test is what fails. With
+        # several pairs the p-value carries Holm's correction and the interval does not.
+        reason = (
+            f"the interval [{lo:.1f}, {hi:.1f}]% lies outside {rope}, but the test is not"
+            f" significant (p={p_value:.3g}, Holm-adjusted when several pairs are compared;"
+            " the interval is not)"
+        )
     else:
         reason = f"not significant and the interval [{lo:.1f}, {hi:.1f}]% is wider than {rope}"
     return "inconclusive", f"inconclusive: more samples needed ({reason})"
