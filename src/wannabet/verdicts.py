@@ -367,11 +367,15 @@ def check_pairs_option(pairs: str) -> None:
 
 
 def condition_levels(
-    store: Store, runs: Sequence[RunInfo], pairs: str = "baseline"
-) -> dict[str, dict[str, str]]:
-    """Each condition's factor levels, under the label the comparison gives it (``run:label``
-    with several runs, where the run counts as one more factor held fixed): what
-    ``--pairs within=FACTOR`` pairs by. A FACTOR no condition has is refused (SpecError)."""
+    store: Store, runs: Sequence[RunInfo], pairs: str
+) -> dict[str, dict[str, str]] | None:
+    """With ``--pairs within=FACTOR``, each condition's factor levels, under the label the
+    comparison gives it (``run:label`` with several runs, where the run counts as one more
+    factor held fixed): what the pairs are made by. A FACTOR no condition has is refused
+    (SpecError). None for the other choices of pairs, which need no levels."""
+    factor = check_pairs(pairs)
+    if factor is None:
+        return None
     several = len(runs) > 1
     out: dict[str, dict[str, str]] = {}
     for info in runs:
@@ -381,8 +385,7 @@ def condition_levels(
             if several:
                 levels["(run)"] = str(info.run_id)
             out[prefix + c.label] = levels
-    factor = check_pairs(pairs)
-    if factor is not None and not any(factor in lv for lv in out.values()):
+    if not any(factor in lv for lv in out.values()):
         known = sorted({f for lv in out.values() for f in lv if f != "(run)"})
         raise SpecError(
             f"no factor {factor!r} in {'these runs' if several else f'run {runs[0].run_id}'}; "
@@ -410,6 +413,7 @@ def analyze_statistics(
             _work_comparison(store, runs, options, stat, name) for name in options.txn or (None,)
         ]
     several = len(runs) > 1
+    levels = condition_levels(store, runs, options.pairs)
     out = []
     for name in options.txn or (None,):
         groups = []
@@ -443,7 +447,7 @@ def analyze_statistics(
             seed=options.seed,
             environments=environments or None,
             pairs=options.pairs,
-            levels=condition_levels(store, runs, options.pairs),
+            levels=levels,
         )
         result = dataclasses.replace(result, txn=name, excluded=tuple(excluded))
         out.append((result, runs))

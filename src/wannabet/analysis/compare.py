@@ -875,13 +875,13 @@ def pairs_of(
     if pairs == "successive":
         return list(itertools.pairwise(labels))
     assert factor is not None
-    known = sorted({f for name in labels for f in (levels or {}).get(name, {})})
+    levels = levels or {}
+    known = sorted({f for name in labels for f in levels.get(name, {})})
     if factor not in known:
         raise AnalysisError(
             f"pairs={pairs!r}: no factor {factor!r} among the conditions compared"
             + (f"; their factors: {', '.join(known)}" if known else "; they have no factors")
         )
-    assert levels is not None
     held: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for name in labels:
         mine = levels.get(name, {})

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wannabet.analysis.compare import p_text
+from wannabet.analysis.compare import WITHIN, p_text
 from wannabet.documents import (
     BayesDocument,
     ComparisonDocument,
@@ -347,8 +347,8 @@ _PAIRS_TITLE = {
 
 def pairs_title(pairs: str) -> str:
     """The verdict table's title for ``compare --pairs``."""
-    if pairs.startswith("within="):
-        factor = pairs.removeprefix("within=")
+    if pairs.startswith(WITHIN):
+        factor = pairs.removeprefix(WITHIN)
         return f"The levels of {factor}, every other factor held fixed (against the earlier)"
     return _PAIRS_TITLE[pairs]
 
