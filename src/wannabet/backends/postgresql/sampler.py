@@ -452,6 +452,17 @@ class PostgresSampler:
                     " sum(fsync_time) AS fsync_time FROM pg_stat_io GROUP BY backend_type",
                 )
             )
+        # Autovacuum's jobs in this database, system catalogs and tables the workload never
+        # touched included: each commits in pg_stat_database like a client, so a commits check
+        # that counts them must be able to say they ran (the per-table figures below keep only
+        # the workload's user tables).
+        views.append(
+            (
+                "autovacuum",
+                "SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)::bigint AS jobs"
+                " FROM pg_stat_all_tables",
+            )
+        )
         # Per table and per index, user relations only; kept in stop() for those the sample
         # touched. A gauge (live and dead tuples) is read after the sample, not as a delta.
         views.append(
@@ -574,7 +585,7 @@ class PostgresSampler:
             invalid.append(f"pg_stat_database counters went backwards ({', '.join(negative)})")
         values["database"] = db if not invalid else {}
 
-        for name in ("wal", "bgwriter", "checkpointer"):
+        for name in ("wal", "bgwriter", "checkpointer", "autovacuum"):
             if name in before and name in after:
                 if before[name].get("stats_reset") != after[name].get("stats_reset"):
                     invalid.append(f"pg_stat_{name} was reset during the sample")

@@ -20,20 +20,26 @@ _IO = (
 )
 
 
-#: said when autovacuum or autoanalyze ran on a table during a sample
+#: said when autovacuum or autoanalyze ran in the database (any table, catalogs included) during a
+#: sample
 AUTOVACUUM_RAN = (
-    "autovacuum or autoanalyze ran on a table during a sample: background work inside the"
-    " measured window, and its commits count in the server's commit check; turn it off for the"
-    " workload's tables (autovacuum_enabled = false) if it should not be part of the result"
+    "autovacuum or autoanalyze ran in the database during a sample: background work inside the"
+    " measured window, and its commits count in the server's commit check; if it should not be"
+    " part of the result, turn it off for the workload's tables (autovacuum_enabled = false)"
+    " and give the experiment a database of its own"
 )
 
 
 def extract(stats: Mapping[str, Any]) -> SampleWork:
     pg = stats.get("postgres") or {}
-    jobs = sum(
-        int(t.get("autovacuum_count") or 0) + int(t.get("autoanalyze_count") or 0)
-        for t in pg.get("tables") or []
-    )
+    # The database-wide count where the sample has it; results files from before it have only
+    # the workload's own tables.
+    jobs = (pg.get("autovacuum") or {}).get("jobs")
+    if jobs is None:
+        jobs = sum(
+            int(t.get("autovacuum_count") or 0) + int(t.get("autoanalyze_count") or 0)
+            for t in pg.get("tables") or []
+        )
     waits = pg.get("waits") or {}
     io = {}
     for section, key in _IO:
