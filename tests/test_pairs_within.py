@@ -131,3 +131,31 @@ def test_pairs_of_within_needs_a_level_shared_by_two_conditions() -> None:
     assert pairs_of(list(levels), "a", "within=g", levels) == [("b", "c")]
     with pytest.raises(AnalysisError, match="no two conditions differ in 'f' alone"):
         pairs_of(["a", "b"], "a", "within=f", levels)
+
+
+def test_the_report_takes_the_same_pairs_as_compare(results: Path, tmp_path: Path) -> None:
+    """``report --pairs``: the Markdown verdict table and the page's are compare's pairs, each
+    row naming its reference, and the page's caption says which pairs they are."""
+    done = wannabet_in_process(
+        "report", "-r", str(results), "-f", "markdown", "--pairs", "within=cache"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "_The levels of cache, every other factor held fixed" in done.stdout, done.stdout
+    doc = compared(results, "--pairs", "within=cache")
+    verdict_rows = [line for line in done.stdout.splitlines() if f"**{'slower'}**" in line]
+    assert len(verdict_rows) == len(doc["comparisons"]) == 3, done.stdout
+    for c, row in zip(doc["comparisons"], verdict_rows, strict=True):
+        assert row.startswith(f"| {c['condition']} | {c['baseline']} |"), row
+    page = tmp_path / "report.html"
+    done = wannabet_in_process(
+        "report", "-r", str(results), "-o", str(page), "--pairs", "within=cache"
+    )
+    assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert "The levels of cache, every other factor held fixed" in html
+    assert "Each condition against the baseline" not in html
+    # A pair's reference is in its row: the verdict table has the baseline column.
+    assert "<th>baseline</th>" in html
+    done = wannabet_in_process("report", "-r", str(results), "-f", "markdown", "--pairs", "x")
+    line = one_line_error(done, 2)
+    assert "--pairs" in line and "within=FACTOR" in line, line

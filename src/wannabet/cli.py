@@ -878,6 +878,17 @@ RopeOption = Annotated[
     str, typer.Option("--rope", help="Changes smaller than this are practically nothing.")
 ]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)]
+PairsOption = Annotated[
+    str,
+    typer.Option(
+        "--pairs",
+        help="Which pairs: baseline (each condition against the baseline), all (every"
+        " pair), successive (each against the one before it) or within=FACTOR (the levels"
+        " of FACTOR, every other factor held fixed); Holm's correction runs over the pairs"
+        " compared.",
+        metavar="baseline|all|successive|within=FACTOR",
+    ),
+]
 
 
 class StatChoice(StrEnum):
@@ -953,17 +964,7 @@ def compare(
             " types together.",
         ),
     ] = None,
-    pairs: Annotated[
-        str,
-        typer.Option(
-            "--pairs",
-            help="Which pairs: baseline (each condition against the baseline), all (every"
-            " pair), successive (each against the one before it) or within=FACTOR (the levels"
-            " of FACTOR, every other factor held fixed); Holm's correction runs over the pairs"
-            " compared.",
-            metavar="baseline|all|successive|within=FACTOR",
-        ),
-    ] = "baseline",
+    pairs: PairsOption = "baseline",
     stat: Annotated[
         StatChoice | None,
         typer.Option(
@@ -1199,6 +1200,7 @@ def report(
         BayesModelChoice | None,
         typer.Option("--bayes-model", help="Bayesian model (with --bayes); default hierarchical."),
     ] = None,
+    pairs: PairsOption = "baseline",
 ) -> None:
     """Write a self-contained HTML report (plots, verdict, design) that opens offline."""
     from wannabet import api
@@ -1224,6 +1226,7 @@ def report(
             include_warmup=include_warmup,
             bayes=bayes,
             bayes_model=None if bayes_model is None else bayes_model.value,
+            pairs=pairs,
         )
         .built
     )

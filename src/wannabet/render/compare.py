@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wannabet.analysis.compare import WITHIN, p_text
+from wannabet.analysis.compare import p_text
 from wannabet.documents import (
     BayesDocument,
     ComparisonDocument,
@@ -28,6 +28,7 @@ from wannabet.render.format import (
     interval,
     one_line,
     p_value,
+    pairs_title,
     pct,
 )
 from wannabet.render.markdown import (
@@ -335,22 +336,6 @@ def _csv_row(
     if by_stat:
         row += [doc.get("txn") or "all", doc.get("stat"), c.get("stat_value")]
     writer.writerow(["" if v is None else v for v in row])
-
-
-#: the verdict table's title by ``compare --pairs``
-_PAIRS_TITLE = {
-    "baseline": "Against the baseline",
-    "all": "Every pair (against the earlier condition)",
-    "successive": "Each against the one before",
-}
-
-
-def pairs_title(pairs: str) -> str:
-    """The verdict table's title for ``compare --pairs``."""
-    if pairs.startswith(WITHIN):
-        factor = pairs.removeprefix(WITHIN)
-        return f"The levels of {factor}, every other factor held fixed (against the earlier)"
-    return _PAIRS_TITLE[pairs]
 
 
 _CSV_HEADER = [

@@ -228,3 +228,22 @@ def speed_factor(latency_delta_pct: float) -> str:
     if factor < 100.0:
         return f"{factor:.1f}×"
     return f"{factor:,.0f}×"
+
+
+#: the verdict table's title by ``--pairs``
+_PAIRS_TITLE = {
+    "baseline": "Against the baseline",
+    "all": "Every pair (against the earlier condition)",
+    "successive": "Each against the one before",
+}
+
+
+def pairs_title(pairs: str) -> str:
+    """The verdict table's title for ``--pairs`` (``compare``, ``report``)."""
+    # Here, not at the top: the formatting helpers stay free of the analysis' imports.
+    from wannabet.analysis.compare import WITHIN
+
+    if pairs.startswith(WITHIN):
+        factor = pairs.removeprefix(WITHIN)
+        return f"The levels of {factor}, every other factor held fixed (against the earlier)"
+    return _PAIRS_TITLE[pairs]

@@ -20,6 +20,7 @@ from wannabet.render.format import (
     interval,
     one_line,
     p_value,
+    pairs_title,
     pct,
     sample_name,
     strip_control,
@@ -183,7 +184,7 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
         ]
         for c in doc["comparisons"]
     ]
-    return markdown_table(
+    table = markdown_table(
         [
             "condition",
             "baseline",
@@ -197,6 +198,11 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
         rows,
         ["left", "left", "right", "left", "left", "right", "left", "left"],
     )
+    pairs = str(doc.get("pairs", "baseline"))
+    if pairs == "baseline":
+        return table
+    # Other pairs than against the baseline: the table says which, as the terminal's title.
+    return f"_{pairs_title(pairs)}; Holm's correction over these pairs._\n\n" + table
 
 
 def sequential_markdown(doc: ComparisonDocument) -> str:
