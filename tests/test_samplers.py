@@ -1051,6 +1051,18 @@ print("ok")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
+def test_autovacuum_jobs_count_new_tables_and_leave_dropped_ones_out() -> None:
+    from wannabet.backends.postgresql.sampler import autovacuum_jobs
+
+    before = {1: 4, 2: 7, 3: 1}
+    # 1 ran twice more, 2 was dropped (its 7 jobs are not taken off), 4 is new with 1 job,
+    # 3 did nothing.
+    assert autovacuum_jobs(before, {1: 6, 3: 1, 4: 1}) == 3
+    # A table whose counters were reset reads lower: nothing, not a negative count.
+    assert autovacuum_jobs(before, {1: 0, 2: 7, 3: 1}) == 0
+    assert autovacuum_jobs({}, {}) == 0
+
+
 @pytest.mark.postgres
 def test_autovacuum_during_a_sample_is_recorded_and_said(tmp_path: Path) -> None:
     """A server whose autovacuum looks every second, a table it analyzes after 10 changed

@@ -34,7 +34,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -455,12 +455,13 @@ class PostgresSampler:
         # Autovacuum's jobs in this database, system catalogs and tables the workload never
         # touched included: each commits in pg_stat_database like a client, so a commits check
         # that counts them must be able to say they ran (the per-table figures below keep only
-        # the workload's user tables).
+        # the workload's user tables). Per table, not summed: a table dropped during the sample
+        # must not take its earlier jobs out of the count.
         views.append(
             (
                 "autovacuum",
-                "SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0)::bigint AS jobs"
-                " FROM pg_stat_all_tables",
+                "SELECT relid::bigint AS relid, autovacuum_count + autoanalyze_count AS jobs"
+                " FROM pg_stat_all_tables WHERE autovacuum_count + autoanalyze_count > 0",
             )
         )
         # Per table and per index, user relations only; kept in stop() for those the sample
@@ -518,6 +519,8 @@ class PostgresSampler:
             return {r["queryid"]: r for r in rows}
         if name in ("tables", "indexes"):
             return {r["relation"]: r for r in rows}
+        if name == "autovacuum":
+            return {int(r["relid"]): int(r["jobs"]) for r in rows}
         return rows[0] if rows else {}
 
     # -- the protocol ----------------------------------------------------------------------
@@ -585,7 +588,11 @@ class PostgresSampler:
             invalid.append(f"pg_stat_database counters went backwards ({', '.join(negative)})")
         values["database"] = db if not invalid else {}
 
-        for name in ("wal", "bgwriter", "checkpointer", "autovacuum"):
+        if "autovacuum" in before and "autovacuum" in after:
+            values["autovacuum"] = {
+                "jobs": autovacuum_jobs(before["autovacuum"], after["autovacuum"])
+            }
+        for name in ("wal", "bgwriter", "checkpointer"):
             if name in before and name in after:
                 if before[name].get("stats_reset") != after[name].get("stats_reset"):
                     invalid.append(f"pg_stat_{name} was reset during the sample")
@@ -720,6 +727,13 @@ def _wait_summary(counts: dict[str, Any], target_interval_s: float) -> dict[str,
         "events": events,
         "error": counts["error"],
     }
+
+
+def autovacuum_jobs(before: Mapping[int, int], after: Mapping[int, int]) -> int:
+    """Autovacuum and autoanalyze runs between two readings of ``relid -> jobs so far``: a
+    table new since ``before`` counts from 0; one dropped (or its counters reset) in between
+    is left out rather than taking its earlier jobs off the count."""
+    return sum(max(n - before.get(relid, 0), 0) for relid, n in after.items())
 
 
 #: per-relation figures that are gauges: kept as read after the sample, not as deltas
