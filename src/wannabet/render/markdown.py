@@ -202,7 +202,8 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
     if pairs == "baseline":
         return table
     # Other pairs than against the baseline: the table says which, as the terminal's title.
-    return f"_{pairs_title(pairs)}; Holm's correction over these pairs._\n\n" + table
+    title = one_line(pairs_title(pairs))
+    return f"_{title}; Holm's correction over these pairs._\n\n" + table
 
 
 def sequential_markdown(doc: ComparisonDocument) -> str:
