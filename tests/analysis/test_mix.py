@@ -3,6 +3,7 @@ warning says the modes are the types; a type with two modes of its own keeps the
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -55,6 +56,11 @@ def test_a_type_with_modes_of_its_own_keeps_the_warning_and_is_named():
     kept = [d for d in explained.diagnostics if d.code == "bimodal"]
     assert kept and all("type 'update' has more than one mode" in d.message for d in kept)
     assert "bimodal-mix" not in [d.code for d in explained.diagnostics]
+    # Two such types: both named, in one sentence that reads.
+    both = explain_bimodality(c, dataclasses.replace(mix, multimodal_types=("update", "lookup")))
+    [d] = [d for d in both.diagnostics if d.code == "bimodal"][:1]
+    assert "on their own, types 'update' and 'lookup' each have more than one mode" in d.message
+    assert "look at the latencies of 'update' and 'lookup'" in d.advice
 
 
 def test_one_type_or_no_warning_changes_nothing():

@@ -119,11 +119,17 @@ def explain_bimodality(summary: ConditionSummary, mix: MixModality) -> Condition
                 )
             )
         else:
-            types = ", ".join(repr(t) for t in mix.multimodal_types)
+            names = [repr(t) for t in mix.multimodal_types]
+            types = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+            own = (
+                f"on its own, type {types} has"
+                if len(names) == 1
+                else f"on their own, types {types} each have"
+            )
             out.append(
                 dataclasses.replace(
                     d,
-                    message=f"{d.message}; on its own, type {types} has more than one mode",
+                    message=f"{d.message}; {own} more than one mode",
                     advice=f"look at the latencies of {types} (wannabet compare --txn NAME"
                     " --stat p99); " + d.advice,
                 )
