@@ -247,3 +247,11 @@ def pairs_title(pairs: str) -> str:
         factor = pairs.removeprefix(WITHIN)
         return f"The levels of {factor}, every other factor held fixed (against the earlier)"
     return _PAIRS_TITLE[pairs]
+
+
+def pairs_caption(pairs: str) -> str | None:
+    """What a verdict table says of its pairs (the report's caption, the Markdown line above
+    the table); None against the baseline, which the table's rows say by themselves."""
+    if pairs == "baseline":
+        return None
+    return f"{pairs_title(pairs)}; Holm's correction over these pairs"

@@ -20,7 +20,7 @@ from wannabet.render.format import (
     interval,
     one_line,
     p_value,
-    pairs_title,
+    pairs_caption,
     pct,
     sample_name,
     strip_control,
@@ -198,12 +198,9 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
         rows,
         ["left", "left", "right", "left", "left", "right", "left", "left"],
     )
-    pairs = str(doc.get("pairs", "baseline"))
-    if pairs == "baseline":
-        return table
     # Other pairs than against the baseline: the table says which, as the terminal's title.
-    title = one_line(pairs_title(pairs))
-    return f"_{title}; Holm's correction over these pairs._\n\n" + table
+    caption = pairs_caption(str(doc.get("pairs", "baseline")))
+    return table if caption is None else f"_{one_line(caption)}._\n\n" + table
 
 
 def sequential_markdown(doc: ComparisonDocument) -> str:

@@ -19,7 +19,7 @@ from wannabet.render.format import (
     interval,
     one_line,
     p_value,
-    pairs_title,
+    pairs_caption,
     pct,
     sample_name,
     speed_factor,
@@ -429,15 +429,12 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
                     "split": bool(c.get("disagreement")),
                 }
             )
-    # One baseline for every comparison (the usual case): the tables' captions name it and the
-    # rows need no column for it.
-    # Other pairs (--pairs) keep the column and say in the caption which pairs they are.
-    chosen_pairs = str(doc.get("pairs", "baseline")) if doc else "baseline"
-    pairs_caption = pairs_title(chosen_pairs) if chosen_pairs != "baseline" else None
+    # Other pairs (--pairs) keep the baseline column and say in the caption which pairs they
+    # are. One baseline for every comparison (the usual case): the tables' captions name it and
+    # the rows need no column for it.
+    caption = pairs_caption(str(doc.get("pairs", "baseline"))) if doc else None
     baselines = {r["baseline"] for r in verdict_rows}
-    shared_baseline = (
-        next(iter(baselines)) if len(baselines) == 1 and pairs_caption is None else None
-    )
+    shared_baseline = next(iter(baselines)) if len(baselines) == 1 and caption is None else None
     by_label = {c.label: c for c in data.conditions}
     # One unit for the whole table (µs, ms or s, from the medians), so its columns compare.
     tu = time_unit(c["median"] for c in conditions) if metric == "latency" else MS
@@ -553,7 +550,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
         "verdict_rows": verdict_rows,
         "bayes_rows": bayes_rows,
         "shared_baseline": shared_baseline,
-        "pairs_caption": pairs_caption,
+        "pairs_caption": caption,
         "has_bayes": bool(pairs),
         "bayes": bayes,
         "effects": effects,
