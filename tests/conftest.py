@@ -27,6 +27,7 @@ from hypothesis import settings
 from wannabet.testing import PostgresUnavailable, ThrowawayPostgres
 from wannabet.testing.ci import unavailable
 from wannabet.testing.mariadb import MariaDBUnavailable, ThrowawayMariaDB
+from wannabet.testing.packages import SUITE_PACKAGES, install_in_background
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -45,6 +46,8 @@ atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
 #: where the Rust unit tests started by the controller leave their output and exit code
 CARGO_TESTS = "WANNABET_CARGO_TESTS"
 _cargo: subprocess.Popen[bytes] | None = None
+#: the background apt-get run, if one was needed (kept, never killed: dpkg must finish)
+_apt: subprocess.Popen[bytes] | None = None
 
 
 def cargo_test_command() -> list[str]:
@@ -61,11 +64,20 @@ def cargo_test_command() -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The controller starts the Rust unit tests in the background at once (compiling them
-    from scratch takes minutes): ``tests/test_native_units.py`` then only waits for their
-    result, instead of holding a worker for the whole compile."""
-    global _cargo
-    if hasattr(config, "workerinput") or CARGO_TESTS in os.environ or not shutil.which("cargo"):
+    """The controller starts two slow things in the background at once: on a fresh machine,
+    installing the suite's Debian packages (the fixtures that need one wait for it), and the
+    Rust unit tests (compiling them from scratch takes minutes; ``tests/test_native_units.py``
+    then only waits for their result, instead of holding a worker for the whole compile)."""
+    global _cargo, _apt
+    if hasattr(config, "workerinput"):
+        return
+    if _runs_the_whole_suite(config):
+        # One apt-get run for every package the suite installs on a fresh machine, under the
+        # lock the fixtures take: they wait for it instead of each updating and installing.
+        log = Path(tempfile.mkdtemp(prefix="wannabet-apt-")) / "apt.log"
+        atexit.register(shutil.rmtree, log.parent, ignore_errors=True)
+        _apt = install_in_background(SUITE_PACKAGES, log)
+    if CARGO_TESTS in os.environ or not shutil.which("cargo"):
         return
     where = Path(tempfile.mkdtemp(prefix="wannabet-cargo-test-"))
     atexit.register(shutil.rmtree, where, ignore_errors=True)
@@ -78,6 +90,14 @@ def pytest_configure(config: pytest.Config) -> None:
         env={**os.environ, "PYO3_PYTHON": sys.executable},
         start_new_session=True,
     )
+
+
+def _runs_the_whole_suite(config: pytest.Config) -> bool:
+    """Whether this session was started on the whole suite (the README's ``pytest``), not on
+    chosen files, which may need none of the packages."""
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        return True
+    return all(Path(arg).resolve() == ROOT / "tests" for arg in config.args)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

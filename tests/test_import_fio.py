@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -480,13 +479,3 @@ def test_json_whose_job_has_no_log_and_duplicates(fio_runs: FioRuns, results: Pa
     ok("import", "fio", copy, "--force", "--results", results)
     with pytest.raises(ImportError_, match="holds fio results"):
         import_fio(Store(results), [fio_runs.log("fast")], run_id=1)
-
-
-# -- the package helper ----------------------------------------------------------------------------
-
-
-def test_ensure_command_finds_or_explains(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ensure_command("sh") == shutil.which("sh")
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    with pytest.raises(PackageUnavailable, match=r"install the wb-nope package"):
-        ensure_command("wb-no-such-command", package="wb-nope")

@@ -7,9 +7,7 @@ never a skip (as for the PostgreSQL fixture).
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ import pytest
 
 from wannabet.testing.ci import unavailable
 from wannabet.testing.cli import wannabet, wannabet_ok
+from wannabet.testing.packages import PackageUnavailable, apt_install
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -33,18 +32,10 @@ ok = wannabet_ok
 def _install_chromium() -> str | None:
     if shutil.which("chromium") and shutil.which("chromedriver"):
         return None
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return "chromium is not installed (apt-get install chromium chromium-driver)"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (
-        ["apt-get", "update", "-q"],
-        ["apt-get", "install", "-y", "-q", "chromium", "chromium-driver"],
-    ):
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, env=env, check=False, timeout=900
-        )
-        if proc.returncode != 0:
-            return f"{' '.join(cmd)} failed: {proc.stderr.strip()[-300:]}"
+    try:
+        apt_install("chromium", "chromium-driver")
+    except PackageUnavailable as exc:
+        return f"chromium is not installed: {exc}"
     return None
 
 

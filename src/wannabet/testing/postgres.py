@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .packages import PackageUnavailable, apt_install
+
 
 class PostgresUnavailable(RuntimeError):
     """No PostgreSQL server binaries could be found or installed."""
@@ -47,14 +49,10 @@ def find_postgres_bindir() -> Path | None:
 
 def install_postgres(package: str = "postgresql") -> None:
     """Install a Debian package (root only), for the test suite on a fresh machine."""
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        raise PostgresUnavailable(f"{package} is missing; install the {package} package")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    for cmd in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", package]):
-        result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-        if result.returncode != 0:
-            tail = (result.stderr or result.stdout).strip().splitlines()[-1:]
-            raise PostgresUnavailable(f"{' '.join(cmd)} failed: {' '.join(tail)}")
+    try:
+        apt_install(package)
+    except PackageUnavailable as exc:
+        raise PostgresUnavailable(f"{package} is missing: {exc}") from None
 
 
 #: a new P-256 key, unencrypted, for ``openssl req``
