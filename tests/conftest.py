@@ -38,10 +38,15 @@ os.environ.pop("MYSQL_PWD", None)
 for _var in ("PGSSLMODE", "PGSSLROOTCERT", "PGSSLCERT", "PGSSLKEY", "PGSSLCRL", "PGSSLCRLDIR"):
     os.environ.pop(_var, None)
 
-# wannabet's cache (the report's Vega runtime) goes to a directory of this test session, not
-# the machine user's ~/.cache; the CLI children inherit it.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="wannabet-test-cache-")
-atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+# wannabet's cache (the report's Vega runtime, the Bayesian models' compiled programs) goes to
+# a directory of this test session, not the machine user's ~/.cache. The controller makes it
+# and removes it at the end; its workers and the CLI children inherit it, so a program one
+# worker compiled serves the other.
+if "WANNABET_TEST_CACHE" not in os.environ:
+    os.environ["WANNABET_TEST_CACHE"] = tempfile.mkdtemp(prefix="wannabet-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["WANNABET_TEST_CACHE"], ignore_errors=True)
+os.environ["XDG_CACHE_HOME"] = os.environ["WANNABET_TEST_CACHE"]
+os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)  # a user's own would take the programs
 
 #: where the Rust unit tests started by the controller leave their output and exit code
 CARGO_TESTS = "WANNABET_CARGO_TESTS"

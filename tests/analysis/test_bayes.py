@@ -28,6 +28,7 @@ from wannabet.analysis.bayes_models import (
     lognormal_draws,
     sample_level_values,
 )
+from wannabet.cache import cache_dir
 from wannabet.errors import MissingExtra
 
 from .simulate import SHAPES, simulate
@@ -572,6 +573,12 @@ def test_student_t_reports_divergent_transitions() -> None:
     a = SampleStats.from_observations(simulate(rng, "A", n_samples=3))
     b = SampleStats.from_observations(simulate(rng, "B", n_samples=3, shift=1.1))
     logm = [sample_level_values(s)[0] for s in (a, b)]
+    # The compiled program is kept in wannabet's cache (the session's, see conftest.py) and
+    # serves other data of the same shape: the calls below compile nothing new.
+    other = [values + 0.25 for values in logm]
+    student_t_nuts(other, warmup=30, draws=40, seed=1)
+    programs = sorted(p.name for p in (cache_dir() / "jax").iterdir())
+    assert programs
     _, _, divergent = student_t_nuts(logm, warmup=30, draws=40, seed=0)
     assert divergent > 0
     res = bayes_analysis(
@@ -580,3 +587,4 @@ def test_student_t_reports_divergent_transitions() -> None:
     (warning,) = [d for d in res.diagnostics if d.code == "mcmc-divergences"]
     assert warning.message.startswith(f"{divergent} of 160 NUTS transitions")
     assert "hierarchical" in warning.advice
+    assert sorted(p.name for p in (cache_dir() / "jax").iterdir()) == programs

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from wannabet.cache import private_cache_dir
 from wannabet.errors import MissingExtra
 
 from .bayes_models import GammaPrior
@@ -45,7 +46,25 @@ def _numpyro() -> Any:
         raise MissingExtra(MISSING_EXTRA, "bayes", exc.name) from exc
     jax.config.update("jax_enable_x64", True)
     numpyro.enable_x64()
+    _keep_compiled_programs(jax)
     return numpyro
+
+
+#: the persistent compilation cache's limit; the four models' programs take a few MB each
+_CACHE_MAX_BYTES = 256 * 2**20
+
+
+def _keep_compiled_programs(jax: Any) -> None:
+    # Compiling a model's NUTS program costs most of an analysis (about 6 of 9 s on two cores);
+    # JAX's persistent cache keeps it for the next analysis of the same shapes. The data are
+    # arguments of the program (``jit_model_args``), so another data set of the same shape
+    # reuses it. A cache directory set by the user (JAX_COMPILATION_CACHE_DIR) wins.
+    if jax.config.jax_compilation_cache_dir:
+        return
+    directory = private_cache_dir("jax")
+    if directory is not None:
+        jax.config.update("jax_compilation_cache_dir", str(directory))
+        jax.config.update("jax_compilation_cache_max_size", _CACHE_MAX_BYTES)
 
 
 def _run(
@@ -60,6 +79,7 @@ def _run(
         num_chains=chains,
         chain_method="vectorized",
         progress_bar=False,
+        jit_model_args=True,
     )
     mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging",), **data)
     samples = mcmc.get_samples(group_by_chain=True)
@@ -98,7 +118,7 @@ def student_t_nuts(
     spread = spread if spread > 0 else 1e-6
     k = len(groups)
 
-    def model(y: Any, idx: Any) -> None:
+    def model(y: Any, idx: Any, center: Any, spread: Any) -> None:
         with numpyro.plate("c", k):
             mu = numpyro.sample("mu", dist.Normal(center, 1000 * spread))
             sigma = numpyro.sample("sigma", dist.Uniform(spread / 1000, spread * 1000))
@@ -106,7 +126,15 @@ def student_t_nuts(
         numpyro.sample("y", dist.StudentT(nu, mu[idx], sigma[idx]), obs=y)
 
     out = _run(
-        model, chains=chains, warmup=warmup, draws=draws, seed=seed, y=jnp.asarray(y), idx=idx
+        model,
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        seed=seed,
+        y=jnp.asarray(y),
+        idx=jnp.asarray(idx),
+        center=jnp.asarray(center),
+        spread=jnp.asarray(spread),
     )
     return out["mu"], out["nu_minus_one"] + 1, int(out["diverging"].sum())
 
@@ -142,7 +170,7 @@ def gamma_nuts(
     sd_max = jnp.asarray([p.sd_max for p in priors])
     k = len(priors)
 
-    def model(n: Any, sy: Any, sly: Any) -> None:
+    def model(n: Any, sy: Any, sly: Any, shape: Any, rate: Any, sd_max: Any) -> None:
         with numpyro.plate("c", k):
             m = numpyro.sample("m", dist.Gamma(shape, rate))
             sd = numpyro.sample("sd", dist.Uniform(0.0, sd_max))
@@ -159,6 +187,9 @@ def gamma_nuts(
         n=jnp.asarray(n, dtype=jnp.float64),
         sy=jnp.asarray(sum_y, dtype=jnp.float64),
         sly=jnp.asarray(sum_log_y, dtype=jnp.float64),
+        shape=shape,
+        rate=rate,
+        sd_max=sd_max,
     )
     return out["m"]
 
@@ -187,7 +218,7 @@ def gamma_nuts_full_data(
     sd_max = jnp.asarray([p.sd_max for p in priors])
     k = len(priors)
 
-    def model(y: Any, idx: Any) -> None:
+    def model(y: Any, idx: Any, shape: Any, rate: Any, sd_max: Any) -> None:
         with numpyro.plate("c", k):
             m = numpyro.sample("m", dist.Gamma(shape, rate))
             sd = numpyro.sample("sd", dist.Uniform(0.0, sd_max))
@@ -195,4 +226,16 @@ def gamma_nuts_full_data(
         b = m / sd**2
         numpyro.sample("y", dist.Gamma(a[idx], b[idx]), obs=y)
 
-    return _run(model, chains=chains, warmup=warmup, draws=draws, seed=seed, y=y, idx=idx)["m"]
+    out = _run(
+        model,
+        chains=chains,
+        warmup=warmup,
+        draws=draws,
+        seed=seed,
+        y=y,
+        idx=jnp.asarray(idx),
+        shape=shape,
+        rate=rate,
+        sd_max=sd_max,
+    )
+    return out["m"]

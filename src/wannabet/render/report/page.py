@@ -25,12 +25,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
 
+from wannabet.cache import cache_dir, is_private
 from wannabet.render.format import one_line
 
 if TYPE_CHECKING:
@@ -118,30 +118,18 @@ def vega_runtime() -> Markup:
     return Markup(bundle)
 
 
-def cache_dir() -> Path:
-    """wannabet's cache directory: ``$XDG_CACHE_HOME/wannabet``, else ``~/.cache/wannabet``."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "wannabet"
-
-
 def _read_cached(name: str) -> str | None:
     """The cached text, or None if absent, unreadable or not what was written (its first line
     holds the SHA-256 of the rest, so a damaged file is rebuilt, never inlined)."""
     try:
         directory = cache_dir()
-        if not _private(directory):
+        if not is_private(directory):
             return None
         with (directory / name).open(encoding="utf-8", newline="") as handle:
             head, _, text = handle.read().partition("\n")
     except (OSError, RuntimeError, UnicodeDecodeError):  # RuntimeError: no home directory
         return None
     return text if head == _digest_line(text) else None
-
-
-def _private(directory: Path) -> bool:
-    """Whether only this user can write into ``directory``: a report inlines the cached
-    script, so a cache others can write to is not read."""
-    info = directory.stat()
-    return info.st_uid == os.geteuid() and not info.st_mode & 0o022
 
 
 def _digest_line(text: str) -> str:
@@ -154,7 +142,7 @@ def _write_cached(name: str, text: str) -> None:
     try:
         directory = cache_dir()
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _private(directory):
+        if not is_private(directory):
             return
         for stale in directory.glob(".vega-runtime-*"):  # left by a process killed mid-write
             if time.time() - stale.stat().st_mtime > 3600:
