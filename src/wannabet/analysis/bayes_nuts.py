@@ -68,8 +68,9 @@ def _keep_compiled_programs(jax: Any) -> None:
 
 
 def _run(
-    model: Any, *, chains: int, warmup: int, draws: int, seed: int, **data: Any
+    model: Any, data: dict[str, Any], chains: int, warmup: int, draws: int, seed: int
 ) -> dict[str, np.ndarray]:
+    """NUTS draws of ``model(**data)``; ``data`` are the compiled program's arguments."""
     numpyro = _numpyro()
     jax: Any = importlib.import_module("jax")
     mcmc = numpyro.infer.MCMC(
@@ -125,17 +126,9 @@ def student_t_nuts(
         nu = 1 + numpyro.sample("nu_minus_one", dist.Exponential(1 / 29))
         numpyro.sample("y", dist.StudentT(nu, mu[idx], sigma[idx]), obs=y)
 
-    out = _run(
-        model,
-        chains=chains,
-        warmup=warmup,
-        draws=draws,
-        seed=seed,
-        y=jnp.asarray(y),
-        idx=jnp.asarray(idx),
-        center=jnp.asarray(center),
-        spread=jnp.asarray(spread),
-    )
+    data = {"y": y, "idx": idx, "center": center, "spread": spread}
+    arrays = {name: jnp.asarray(value) for name, value in data.items()}
+    out = _run(model, arrays, chains, warmup, draws, seed)
     return out["mu"], out["nu_minus_one"] + 1, int(out["diverging"].sum())
 
 
@@ -178,19 +171,10 @@ def gamma_nuts(
         b = m / sd**2
         numpyro.factor("y", jnp.sum(n * (a * jnp.log(b) - gammaln(a)) + (a - 1) * sly - b * sy))
 
-    out = _run(
-        model,
-        chains=chains,
-        warmup=warmup,
-        draws=draws,
-        seed=seed,
-        n=jnp.asarray(n, dtype=jnp.float64),
-        sy=jnp.asarray(sum_y, dtype=jnp.float64),
-        sly=jnp.asarray(sum_log_y, dtype=jnp.float64),
-        shape=shape,
-        rate=rate,
-        sd_max=sd_max,
-    )
+    sums = {"n": n, "sy": sum_y, "sly": sum_log_y}
+    data = {name: jnp.asarray(value, dtype=jnp.float64) for name, value in sums.items()}
+    priors_data = {"shape": shape, "rate": rate, "sd_max": sd_max}
+    out = _run(model, data | priors_data, chains, warmup, draws, seed)
     return out["m"]
 
 
@@ -226,16 +210,5 @@ def gamma_nuts_full_data(
         b = m / sd**2
         numpyro.sample("y", dist.Gamma(a[idx], b[idx]), obs=y)
 
-    out = _run(
-        model,
-        chains=chains,
-        warmup=warmup,
-        draws=draws,
-        seed=seed,
-        y=y,
-        idx=jnp.asarray(idx),
-        shape=shape,
-        rate=rate,
-        sd_max=sd_max,
-    )
-    return out["m"]
+    data = {"y": y, "idx": jnp.asarray(idx), "shape": shape, "rate": rate, "sd_max": sd_max}
+    return _run(model, data, chains, warmup, draws, seed)["m"]
