@@ -35,6 +35,9 @@ SUITE_PACKAGES = (
     "chromium-driver",
 )
 
+#: the longest one apt-get step may take (an update on a slow mirror, a large install)
+_STEP_TIMEOUT_S = 900.0
+
 #: apt-get waits this long for a dpkg lock another program holds, instead of failing at once
 _DPKG_LOCK_WAIT_S = 300
 
@@ -80,7 +83,7 @@ def _apt_env() -> dict[str, str]:
     return dict(os.environ, DEBIAN_FRONTEND="noninteractive")
 
 
-def apt_install(*packages: str, timeout_s: float = 900) -> None:
+def apt_install(*packages: str, timeout_s: float = _STEP_TIMEOUT_S) -> None:
     """Install Debian's ``packages`` that are missing (root with ``apt-get`` only).
 
     Raises :class:`PackageUnavailable` naming the packages to install by hand when this
@@ -131,7 +134,9 @@ def install_in_background(packages: Sequence[str], log: Path) -> subprocess.Pope
         # Taken here and held by the child through the inherited descriptor, so that no
         # worker started after this call can take the lock before the child runs.
         fcntl.flock(handle, fcntl.LOCK_EX)
-        script = " && ".join(shlex.join(step) for step in _apt_steps(missing))
+        # Bounded as apt_install's steps are: the workers wait on the lock for as long.
+        limit = ["timeout", f"{_STEP_TIMEOUT_S:g}"] if shutil.which("timeout") else []
+        script = " && ".join(shlex.join([*limit, *step]) for step in _apt_steps(missing))
         with log.open("wb") as out:
             return subprocess.Popen(
                 ["sh", "-c", script],
@@ -146,7 +151,9 @@ def install_in_background(packages: Sequence[str], log: Path) -> subprocess.Pope
         handle.close()  # the child's copy keeps the lock
 
 
-def ensure_command(command: str, *, package: str | None = None, timeout_s: float = 900) -> str:
+def ensure_command(
+    command: str, *, package: str | None = None, timeout_s: float = _STEP_TIMEOUT_S
+) -> str:
     """The path of ``command``; when it is missing, install Debian's ``package`` (default: the
     command's name) first, as :func:`apt_install` does.
 
