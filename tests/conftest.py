@@ -26,8 +26,9 @@ from hypothesis import settings
 
 from wannabet.testing import PostgresUnavailable, ThrowawayPostgres
 from wannabet.testing.ci import unavailable
-from wannabet.testing.mariadb import MariaDBUnavailable, ThrowawayMariaDB
-from wannabet.testing.packages import SUITE_PACKAGES, install_in_background
+from wannabet.testing.mariadb import MariaDBUnavailable, ThrowawayMariaDB, find_mariadb
+from wannabet.testing.packages import install_in_background
+from wannabet.testing.postgres import find_postgres_bindir
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -81,7 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # lock the fixtures take: they wait for it instead of each updating and installing.
         log = Path(tempfile.mkdtemp(prefix="wannabet-apt-")) / "apt.log"
         atexit.register(shutil.rmtree, log.parent, ignore_errors=True)
-        _apt = install_in_background(SUITE_PACKAGES, log)
+        _apt = install_in_background(_packages_the_fixtures_would_install(), log)
     if CARGO_TESTS in os.environ or not shutil.which("cargo"):
         return
     where = Path(tempfile.mkdtemp(prefix="wannabet-cargo-test-"))
@@ -95,6 +96,22 @@ def pytest_configure(config: pytest.Config) -> None:
         env={**os.environ, "PYO3_PYTHON": sys.executable},
         start_new_session=True,
     )
+
+
+def _packages_the_fixtures_would_install() -> list[str]:
+    """The Debian packages whose programs the fixtures look for and do not find: the same
+    checks as theirs, so that a server or tool found elsewhere (another PostgreSQL version, a
+    perf of its own) is not installed again."""
+    found = {
+        "postgresql": find_postgres_bindir() is not None,
+        "mariadb-server": find_mariadb() is not None,
+        "openssl": shutil.which("openssl") is not None,  # the TLS tests' certificates
+        "fio": shutil.which("fio") is not None,
+        "linux-perf": shutil.which("perf") is not None,
+        "chromium": shutil.which("chromium") is not None,
+        "chromium-driver": shutil.which("chromedriver") is not None,
+    }
+    return [package for package, there in found.items() if not there]
 
 
 def _runs_the_whole_suite(config: pytest.Config) -> bool:

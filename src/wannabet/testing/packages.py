@@ -23,18 +23,6 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-#: what the test suite installs on a fresh Debian machine: the servers, the tools whose output
-#: is imported or profiled, the browser the report is checked in, and openssl for certificates
-SUITE_PACKAGES = (
-    "postgresql",
-    "mariadb-server",
-    "openssl",
-    "fio",
-    "linux-perf",
-    "chromium",
-    "chromium-driver",
-)
-
 #: the longest one apt-get step may take (an update on a slow mirror, a large install)
 _STEP_TIMEOUT_S = 900.0
 
