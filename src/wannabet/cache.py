@@ -24,15 +24,19 @@ def is_private(directory: Path) -> bool:
     return info.st_uid == os.geteuid() and not info.st_mode & 0o022
 
 
-def private_cache_dir(name: str) -> Path | None:
-    """``cache_dir() / name``, made if missing (only this user may write into it); None when it
-    cannot be made or others can write into it or into the cache directory: the caller then
+def private_cache_dir(name: str | None = None) -> Path | None:
+    """:func:`cache_dir` (or its subdirectory ``name``), made if missing so that only this user
+    may write into it; None when it cannot be made or others can write into it: the caller then
     works without a cache."""
     try:
         directory = cache_dir()
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not is_private(directory):
+            return None
+        if name is None:
+            return directory
         sub = directory / name
         sub.mkdir(mode=0o700, exist_ok=True)
-        return sub if is_private(directory) and is_private(sub) else None
+        return sub if is_private(sub) else None
     except (OSError, RuntimeError):  # RuntimeError: no home directory
         return None

@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from wannabet.testing.packages import PackageUnavailable, apt_install
 from wannabet.testing.postgres import (
     PostgresUnavailable,
     _free_port,
@@ -56,9 +57,9 @@ class ThrowawayMariaDB:
         found = find_mariadb()
         if found is None and install:
             try:
-                install_postgres("mariadb-server")
-            except PostgresUnavailable as exc:
-                raise MariaDBUnavailable(str(exc)) from None
+                apt_install("mariadb-server")
+            except PackageUnavailable as exc:
+                raise MariaDBUnavailable(f"mariadb-server is missing: {exc}") from None
             found = find_mariadb()
         if found is None:
             raise MariaDBUnavailable("MariaDB server binaries (mariadbd, mariadb-install-db)")

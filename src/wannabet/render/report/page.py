@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup
 
-from wannabet.cache import cache_dir, is_private
+from wannabet.cache import cache_dir, is_private, private_cache_dir
 from wannabet.render.format import one_line
 
 if TYPE_CHECKING:
@@ -139,11 +139,10 @@ def _digest_line(text: str) -> str:
 def _write_cached(name: str, text: str) -> None:
     """Write atomically (a reader sees the whole file or none); a cache that cannot be
     written is no error, the next report just bundles again."""
+    directory = private_cache_dir()
+    if directory is None:
+        return
     try:
-        directory = cache_dir()
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not is_private(directory):
-            return
         for stale in directory.glob(".vega-runtime-*"):  # left by a process killed mid-write
             if time.time() - stale.stat().st_mtime > 3600:
                 stale.unlink(missing_ok=True)
