@@ -110,9 +110,8 @@ def test_postgres_commit_settings_under_cpu_and_io_bound_loads(
         uow = c["unit_of_work"]
         assert uow["unit"] == "commit" and uow["cpu_ms_per_unit"] > 0, (name, uow)
         # The server counted the commits the engine made (autovacuum, whose commits would
-        # count too, is off for the table). The suite's server is shared with other tests, whose
-        # tables autovacuum may still visit during a sample: a few stray commits, never more
-        # than 0.1% of thousands, are tolerated.
+        # count too, is off on this test's own server); a few stray commits, never more than
+        # 0.1% of thousands, are still tolerated.
         check = c["server_check"]
         stray = abs(check["engine_commits"] - check["server_commits"])
         assert stray <= max(5, check["engine_commits"] // 1000), (name, check)
