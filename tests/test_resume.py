@@ -148,3 +148,36 @@ def test_resume_refuses_a_changed_file_option_or_a_finished_run(
     assert wannabet("run", str(file), *base).returncode == 0
     line = one_line_error(wannabet("run", str(file), *base), 2)
     assert "complete; nothing is left to run" in line
+
+
+def test_resume_on_the_default_target_keeps_the_database_the_run_left(tmp_path: Path) -> None:
+    """The default SQLite target is made afresh for a new run, never for a resumed one: the
+    samples to come run on the rows the first ones wrote, and ``[setup]`` does not run again."""
+    import os
+
+    file, results = tmp_path / "e.toml", tmp_path / "r.duckdb"
+    file.write_text(EXPERIMENT, encoding="utf-8")
+    env = {**os.environ, "KILL_WANNABET": "1"}
+    proc = wannabet("run", str(file), "-r", str(results), "--no-stats", env=env)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    database = tmp_path / "resumable.sqlite"
+    inserted = _table_rows(database)
+    assert inserted > 0
+    run_id = Store(results, read_only=True).run().run_id
+
+    proc = wannabet("run", str(file), "-r", str(results), "--no-stats", "--resume", str(run_id))
+    assert proc.returncode == 0, proc.stderr
+    assert Store(results, read_only=True).run(run_id).status == "complete"
+    # Every insert of the whole run is in the table: the first samples' rows were kept.
+    with Store(results, read_only=True).read() as con:
+        ok = con.execute(
+            "SELECT count(*) FROM transactions WHERE run_id = ? AND status = 'ok'", [run_id]
+        ).fetchone()
+    assert ok is not None and _table_rows(database) == ok[0] > inserted
+
+
+def _table_rows(database: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(database) as con:
+        return int(con.execute("SELECT count(*) FROM t").fetchone()[0])

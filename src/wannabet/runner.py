@@ -459,8 +459,11 @@ def run_experiment(
     """
     observer = observer or SilentObserver()
     plan = _plan(experiment, target)
-    # The default target is made afresh only when a condition runs on it.
-    fresh_target = fresh_target and any(t.url == target.url for t in plan.servers)
+    # The default target is made afresh only when a condition runs on it, and never for a
+    # resumed run: its database is the one the run left, which the samples to come expect.
+    fresh_target = (
+        fresh_target and resume is None and any(t.url == target.url for t in plan.servers)
+    )
     if fresh_target and target.path is not None:
         reset_default_target(target.path)
     # The run's own target unless every level names another: the first its conditions use.
@@ -500,7 +503,6 @@ def run_experiment(
     if resume is None:
         run_id = _create_run(store, experiment, primary, plan, environment, statistics)
     else:
-        fresh_target = False  # the resumed run's database is the one it left
         resumed = _resume(store, resume, experiment, primary, plan, environment, statistics)
         run_id = resume
     run = _SampleLoop(experiment, store, engine, observer, plan, run_id, warn)
