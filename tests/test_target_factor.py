@@ -111,6 +111,90 @@ def test_target_params_replace_the_same_parameter_of_the_url() -> None:
     )
     assert with_query(url, []) == url
 
+    # A space is %20: libpq decodes %XX only, so a "+" would reach the server as a plus.
+    assert with_query("postgresql://h/db", [("options", "-c jit=off")]) == (
+        "postgresql://h/db?options=-c%20jit%3Doff"
+    )
+
+
+def test_level_targets_that_are_files_open_the_files_they_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A level's SQLite target, relative or absolute, is the file it names: the canonical URL of
+    a file target is not parsed again as if it were written by the user."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "abs").mkdir()
+    text = textwrap.dedent(
+        f"""\
+        name = "two-files"
+        [setup]
+        sql = "CREATE TABLE IF NOT EXISTS hits (n INTEGER)"
+        [[workload.transactions]]
+        script = "INSERT INTO hits VALUES (1);"
+        [[factors]]
+        name = "file"
+        [factors.levels.relative]
+        target = "sqlite:///rel.db"
+        [factors.levels.absolute]
+        target = "sqlite:///{tmp_path}/abs/abs.db"
+        [sampling]
+        samples = 1
+        duration = "0.1s"
+        warmup = "0s"
+        """
+    )
+    store = Store(tmp_path / "r.duckdb")
+    outcome = run_experiment(
+        parse_experiment(text, file="e.toml"),
+        target=parse_target(f"sqlite:///{tmp_path}/unused.db"),
+        store=store,
+        engine=NativeEngine(),
+    )
+    assert outcome.status == "complete"
+    committed = {
+        s.condition: s.transactions - s.errors for s in store.condition_summaries(outcome.run_id)
+    }
+    engine = NativeEngine()
+    for level, path in (("relative", tmp_path / "rel.db"), ("absolute", tmp_path / "abs/abs.db")):
+        rows = engine.query(parse_target(f"sqlite:///{path}"), "SELECT count(*) FROM hits")
+        assert int(rows[0][0]) == committed[f"file={level}"] > 0
+
+
+def test_target_params_with_spaces_reach_the_server_as_written(
+    postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    text = textwrap.dedent(
+        f"""\
+        name = "options"
+        target = "{postgres.url}"
+        [setup]
+        sql = "DROP TABLE IF EXISTS seen; CREATE TABLE seen (jit text, level text)"
+        [[workload.transactions]]
+        script = "INSERT INTO seen VALUES (current_setting('jit'), '{{jit}}');"
+        [[factors]]
+        name = "jit"
+        [factors.levels.off]
+        target_params = {{ options = "-c jit=off" }}
+        [factors.levels.on]
+        target_params = {{ options = "-c jit=on" }}
+        [sampling]
+        samples = 1
+        duration = "0.1s"
+        warmup = "0s"
+        """
+    )
+    outcome = run_experiment(
+        parse_experiment(text, file="e.toml"),
+        target=parse_target(postgres.url),
+        store=Store(tmp_path / "r.duckdb"),
+        engine=NativeEngine(),
+    )
+    assert outcome.status == "complete"
+    rows = NativeEngine().query(
+        parse_target(postgres.url), "SELECT DISTINCT jit, level FROM seen ORDER BY level"
+    )
+    assert [tuple(r) for r in rows] == [("off", "off"), ("on", "on")]
+
 
 def run_fake(tmp_path: Path, text: str) -> FakeEngine:
     engine = FakeEngine()

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -638,7 +638,10 @@ def condition_targets(
         if server not in parsed:
             parsed[server] = parse_target(server, key=key, file=experiment.source_path)
         servers.append(parsed[server])
-        url = with_query(parsed[server].url, condition.target_params)
+        if not condition.target_params:
+            out.append(parsed[server])
+            continue
+        url = with_query(_as_written(parsed[server]), condition.target_params)
         if url not in parsed:
             parsed[url] = parse_target(url, key=key, file=experiment.source_path)
         out.append(parsed[url])
@@ -734,14 +737,32 @@ def _check_protocol_features(experiment: Experiment, condition: Condition, targe
             raise SpecError(problem, file=experiment.source_path, key=use.key, line=use.line)
 
 
+def _as_written(target: Target) -> str:
+    """A URL that parses back to ``target``.
+
+    A file target's canonical URL is the engine's ``scheme://`` followed by the absolute path,
+    which read again as a URL names a path relative to the working directory; written with
+    the documented ``scheme:///`` before the absolute path it names the same file.
+    """
+    if target.path is None:
+        return target.url
+    scheme = target.url.split(":", 1)[0]
+    query = target.url.partition("?")[2]
+    return f"{scheme}:///{target.path}" + (f"?{query}" if query else "")
+
+
 def with_query(url: str, params: Sequence[tuple[str, str]]) -> str:
-    """``url`` with ``params`` set in its query (replacing the same names)."""
+    """``url`` with ``params`` set in its query (replacing the same names).
+
+    Values are percent-encoded, a space as ``%20``: libpq and the MySQL client decode ``%XX``
+    only, so a ``+`` would reach the server as a plus (``options = "-c jit=off"``).
+    """
     if not params:
         return url
     parts = urlsplit(url)
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     query.update(params)
-    return urlunsplit(parts._replace(query=urlencode(query)))
+    return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
 
 
 def _with_type_ids(result: SampleResult, ids: tuple[int, ...]) -> SampleResult:
