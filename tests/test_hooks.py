@@ -129,6 +129,31 @@ def test_a_hook_past_its_time_limit_is_stopped(tmp_path: Path) -> None:
     assert "hooks[0] (before-run): still running after 0.3 s" in run_error(proc, 6)
 
 
+def test_a_hook_past_its_time_limit_takes_what_it_started_with_it(tmp_path: Path) -> None:
+    import psutil  # type: ignore[import-untyped]
+
+    spec = tmp_path / "e.toml"
+    started = 'shell = "sleep 30 & echo $! > child.pid; wait"\ntimeout = "0.5s"'
+    spec.write_text(SPEC + hook("before-run", started))
+    proc = wannabet("run", str(spec), "--results", str(tmp_path / "r.duckdb"), cwd=tmp_path)
+    assert "still running after 0.5 s" in run_error(proc, 6)
+    child = int((tmp_path / "child.pid").read_text())
+    # Gone, or killed and not yet reaped by init.
+    assert not psutil.pid_exists(child) or psutil.Process(child).status() == "zombie"
+
+
+def test_a_shell_hook_is_not_given_a_password_variable(tmp_path: Path) -> None:
+    import os
+
+    spec = tmp_path / "e.toml"
+    show = """shell = 'echo "pg=${PGPASSWORD:-none} my=${MYSQL_PWD:-none} x=${KEPT:-none}" > env'"""
+    spec.write_text(SPEC + hook("before-run", show))
+    env = {**os.environ, "PGPASSWORD": "s3cret-pg", "MYSQL_PWD": "s3cret-my", "KEPT": "yes"}
+    results = tmp_path / "r.duckdb"
+    wannabet_ok("run", str(spec), "--results", str(results), "--no-stats", cwd=tmp_path, env=env)
+    assert (tmp_path / "env").read_text() == "pg=none my=none x=yes\n"
+
+
 @pytest.mark.parametrize(
     ("body", "key", "fragment"),
     [

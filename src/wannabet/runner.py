@@ -23,7 +23,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,7 +33,12 @@ import numpy as np
 
 from wannabet import design
 from wannabet.analysis.sequential import SequentialComparison, sequential_comparisons
-from wannabet.backends import collector_for, parse_target, profiled_processes
+from wannabet.backends import (
+    collector_for,
+    parse_target,
+    password_variables,
+    profiled_processes,
+)
 from wannabet.durations import duration_option
 from wannabet.engine.base import (
     DryCondition,
@@ -737,6 +742,42 @@ def _check_protocol_features(experiment: Experiment, condition: Condition, targe
             raise SpecError(problem, file=experiment.source_path, key=use.key, line=use.line)
 
 
+def _run_shell(
+    command: str, env: dict[str, str], timeout_s: float
+) -> subprocess.CompletedProcess[str]:
+    """``/bin/sh -c command``, its output captured; past ``timeout_s`` the shell and every
+    process it started are killed (``subprocess.run`` kills the shell alone, and a ``sleep``
+    or a load it started would go on beside the samples) and TimeoutExpired raised."""
+    import psutil  # type: ignore[import-untyped]
+
+    with subprocess.Popen(
+        ["/bin/sh", "-c", command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+        env=env,
+    ) as proc:
+        try:
+            out, _ = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            try:
+                tree = psutil.Process(proc.pid).children(recursive=True)
+            except psutil.NoSuchProcess:
+                tree = []
+            proc.kill()
+            for child in tree:
+                with suppress(psutil.NoSuchProcess):
+                    child.kill()
+            proc.communicate()
+            raise
+        except BaseException:
+            proc.kill()  # Ctrl-C: the shell goes with the run
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, "")
+
+
 def _as_written(target: Target) -> str:
     """A URL that parses back to ``target``.
 
@@ -1214,7 +1255,9 @@ class _SampleLoop:
         else:
             assert hook.shell is not None
             env = {
-                **os.environ,
+                # The target's password is not the hook's: a client's password variable
+                # (PGPASSWORD) is left out, as the URL is.
+                **{k: v for k, v in os.environ.items() if k not in password_variables()},
                 "WANNABET_HOOK": when,
                 "WANNABET_RUN_ID": str(self.run_id),
                 "WANNABET_TARGET_KIND": targets[0].kind,
@@ -1227,22 +1270,14 @@ class _SampleLoop:
                 env["WANNABET_SAMPLE"] = str(scheduled.position)
                 env["WANNABET_BLOCK"] = str(scheduled.block)
             try:
-                proc = subprocess.run(
-                    ["/bin/sh", "-c", hook.shell],
-                    capture_output=True,
-                    text=True,
-                    errors="replace",
-                    timeout=hook.timeout_s,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                )
+                proc = _run_shell(hook.shell, env, hook.timeout_s)
             except subprocess.TimeoutExpired:
                 self._check_interrupt()
                 raise HookError(
                     f"{hook.where} ({when}): still running after {hook.timeout_s:g} s, its"
                     " timeout; make the command faster or raise timeout"
                 ) from None
-            output = self.scrub(proc.stdout + proc.stderr)
+            output = self.scrub(proc.stdout)
             if proc.returncode != 0:
                 # Ctrl-C reaches the hook too: the run was interrupted, the hook did not fail.
                 self._check_interrupt()

@@ -103,6 +103,9 @@ class Backend:
     #: here. None: this backend's server cannot be profiled (a remote service, a driver's
     #: process of its own)
     profiled: Callable[[Target, Engine], ProfiledProcesses] | None = None
+    #: environment variables its client reads a password from (``PGPASSWORD``): taken out of
+    #: what a hook's command is given
+    password_variables: tuple[str, ...] = ()
 
 
 @cache
@@ -114,6 +117,11 @@ def backends() -> tuple[Backend, ...]:
     if len(set(schemes)) != len(schemes) or len(set(kinds)) != len(kinds):
         raise AssertionError(f"two backends claim one kind or scheme: {kinds}, {schemes}")
     return found
+
+
+def password_variables() -> frozenset[str]:
+    """Every environment variable a backend's client reads a password from."""
+    return frozenset(v for b in backends() for v in b.password_variables)
 
 
 def backend_for(kind: str) -> Backend:

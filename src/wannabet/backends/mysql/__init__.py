@@ -55,5 +55,6 @@ BACKEND = Backend(
     samplers=_samplers,
     work=_work,
     profiled=_profiled,
+    password_variables=("MYSQL_PWD",),
     features=frozenset({"compound"}),
 )
