@@ -28,7 +28,7 @@ from wannabet.render.markdown import comparison_markdown
 from wannabet.runner import SilentObserver, run_experiment, with_overrides
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
-from wannabet.verdicts import ComparisonOptions, comparison_documents
+from wannabet.verdicts import ComparisonOptions, comparison_documents, comparison_options
 
 ALPHA = 0.05
 
@@ -342,6 +342,32 @@ def test_an_a_vs_a_run_goes_to_max_samples_without_calling_it_different(tmp_path
     assert pair["verdict"] not in ("faster", "slower")
     assert doc["sequential"]["comparisons"][0]["state"] not in ("faster", "slower")
     assert "without deciding every comparison" in doc["sequential"]["note"]
+
+
+def test_compare_judges_a_stopped_run_by_the_rope_and_alpha_it_stopped_by(tmp_path: Path) -> None:
+    text = A_VS_A.replace("max_samples = 5", 'max_samples = 12\nrope = "80%"\nalpha = 0.1')
+    (tmp_path / "fixed").mkdir()
+    store, run_id, _ = _run(tmp_path, text)
+    rule = store.run(run_id).until_decided
+    assert rule is not None and rule["stopped"] == "decided"
+    # Not given, alpha and the ROPE are the run's: the verdict is the one it stopped on.
+    options = comparison_options(store, [run_id])
+    assert (options.alpha, options.rope_pct) == (0.1, 80.0)
+    [doc] = comparison_documents(store, [run_id], options)
+    assert doc["comparisons"][0]["verdict"] == "no-difference"
+    assert (doc["sequential"]["alpha"], doc["sequential"]["rope_pct"]) == (0.1, 80.0)
+    assert "decided" in doc["sequential"]["note"]
+    # Given, they win.
+    options = comparison_options(store, [run_id], rope="2%", alpha=0.05)
+    assert (options.alpha, options.rope_pct) == (0.05, 2.0)
+    # Any other run keeps compare's defaults.
+    fixed, fixed_id, _ = _run(
+        tmp_path / "fixed", A_VS_A.replace("until_decided = true\nmax_samples = 5", "samples = 2")
+    )
+    assert (comparison_options(fixed, [fixed_id]).rope_pct, comparison_options(fixed).alpha) == (
+        2.0,
+        0.05,
+    )
 
 
 def test_a_fixed_run_has_no_sequential_section(tmp_path: Path) -> None:

@@ -877,6 +877,25 @@ AlphaOption = Annotated[
 RopeOption = Annotated[
     str, typer.Option("--rope", help="Changes smaller than this are practically nothing.")
 ]
+# compare's and report's: left out, the alpha and ROPE a run that stopped when decided stopped
+# by, so the verdicts shown are the ones it stopped on
+VerdictAlphaOption = Annotated[
+    float | None,
+    typer.Option(
+        "--alpha",
+        help="Significance level; default 0.05, or the run's own when it stopped when decided.",
+        min=0.0001,
+        max=0.5,
+    ),
+]
+VerdictRopeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--rope",
+        help="Changes smaller than this are practically nothing; default 2%, or the run's own"
+        " when it stopped when decided.",
+    ),
+]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)]
 PairsOption = Annotated[
     str,
@@ -926,8 +945,8 @@ def compare(
     baseline: BaselineOption = None,
     metric: Annotated[Metric, typer.Option("--metric", help="What to compare.")] = Metric.latency,
     level: LevelOption = Level.sample,
-    alpha: AlphaOption = 0.05,
-    rope: RopeOption = "2%",
+    alpha: VerdictAlphaOption = None,
+    rope: VerdictRopeOption = None,
     seed: SeedOption = 0,
     output: FormatOption = Format.table,
     include_warmup: WarmupOption = False,
@@ -996,7 +1015,7 @@ def compare(
             for key, given in (
                 ("--metric", metric is not Metric.latency),
                 ("--level", level is not Level.sample),
-                ("--rope", rope != "2%"),
+                ("--rope", rope is not None),
                 ("--seed", seed != 0),
                 ("--include-warmup", include_warmup),
                 ("--bayes", bayes),
@@ -1017,7 +1036,9 @@ def compare(
                 key=ignored[0],
                 file="command line",
             )
-        _compare_profiles(results, run_ids, baseline, alpha, output, include_degraded, pairs)
+        _compare_profiles(
+            results, run_ids, baseline, alpha or 0.05, output, include_degraded, pairs
+        )
         return
     found = api.Results(results, include_degraded=include_degraded).comparisons(
         run_ids or (),
@@ -1188,8 +1209,8 @@ def report(
         typer.Option("--metric", help="What to compare; auto: latency unless only aggregates."),
     ] = ReportMetric.auto,
     level: LevelOption = Level.sample,
-    alpha: AlphaOption = 0.05,
-    rope: RopeOption = "2%",
+    alpha: VerdictAlphaOption = None,
+    rope: VerdictRopeOption = None,
     seed: SeedOption = 0,
     include_warmup: WarmupOption = False,
     include_degraded: DegradedOption = False,

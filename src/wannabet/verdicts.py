@@ -29,7 +29,7 @@ from wannabet.datasets import (
     transaction_type_names,
 )
 from wannabet.documents import ComparisonDocument, RunDocument, SequentialPairDocument
-from wannabet.errors import AnalysisError, SpecError
+from wannabet.errors import AnalysisError, SpecError, WannabetError
 from wannabet.spec import parse_bayes_settings
 from wannabet.store import RunInfo, Store
 from wannabet.sufficient import load_sample_stats
@@ -75,8 +75,8 @@ def comparison_options(
     baseline: str | None = None,
     metric: MetricChoice = "auto",
     level: Literal["sample", "transaction"] = "sample",
-    alpha: float = 0.05,
-    rope: str = "2%",
+    alpha: float | None = None,
+    rope: str | None = None,
     seed: int = 0,
     include_warmup: bool = False,
     bayes: bool = False,
@@ -91,7 +91,9 @@ def comparison_options(
 ) -> ComparisonOptions:
     """The options of a comparison as the command line gives them, merged and checked.
 
-    ``rope`` is a percentage as written (``"2%"``, ``"0.5"``). With ``bayes``, the Bayesian
+    ``rope`` is a percentage as written (``"2%"``, ``"0.5"``). Not given, ``alpha`` and
+    ``rope`` are those a run that stopped when decided stopped by (its file's ``[sampling]``),
+    so that its verdicts are the ones it stopped on; else 0.05 and 2%. With ``bayes``, the Bayesian
     options are :func:`bayes_options`: the experiment file's ``[bayes]`` table of the (first)
     run, overridden by the arguments given. ``txn`` (transaction type names, each judged on
     its own) and ``stat`` (one of ``mean, median, p90, p95, p99, p99.9, tps``) choose the
@@ -126,6 +128,14 @@ def comparison_options(
             key="--bayes",
             file="command line",
         )
+    rule = _stopping_rule(store, run_ids)
+    if alpha is None:
+        alpha = float(rule.get("alpha", DEFAULT_ALPHA))
+    rope_pct = (
+        float(rule.get("rope_pct", DEFAULT_ROPE_PCT))
+        if rope is None
+        else parse_percent(rope, "--rope")
+    )
     if stat is not None:
         # The per-statistic comparison takes its metric from the statistic (result too).
         metric = "throughput" if stat == "tps" else "latency"
@@ -146,7 +156,7 @@ def comparison_options(
         metric=metric,
         level=level,
         alpha=alpha,
-        rope_pct=parse_percent(rope, "--rope"),
+        rope_pct=rope_pct,
         seed=seed,
         include_warmup=include_warmup,
         bayes=bayes_settings,
@@ -154,6 +164,22 @@ def comparison_options(
         stat=stat,
         pairs=pairs,
     )
+
+
+#: compare's alpha and ROPE (percent) when neither the command nor the run gives them
+DEFAULT_ALPHA = 0.05
+DEFAULT_ROPE_PCT = 2.0
+
+
+def _stopping_rule(store: Store, run_ids: Sequence[int]) -> Mapping[str, Any]:
+    """The rule a single run that stopped when decided stopped by; empty for any other."""
+    if len(run_ids) > 1:
+        return {}
+    try:
+        run = store.run(run_ids[0] if run_ids else None)
+    except WannabetError:
+        return {}  # no such run: the comparison itself says so
+    return run.until_decided or {}
 
 
 def parse_percent(value: str, option: str) -> float:
