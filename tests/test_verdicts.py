@@ -155,6 +155,15 @@ def test_a_condition_without_one_success_is_left_out_and_named(tmp_path: Path) -
     json.dumps(doc, allow_nan=False)
     with pytest.raises(SpecError, match="baseline 'query_only=ON' has no successful"):
         compare_runs(store, baseline="query_only=ON")
+    # The Bayesian estimates leave out the same condition rather than refuse the run.
+    from wannabet.analysis.bayes import BayesOptions
+
+    doc = compare_runs(store, bayes=BayesOptions())
+    assert [c["condition"] for c in doc["comparisons"]] == ["query_only=0"]
+    assert "bayes" in doc["comparisons"][0]
+    assert doc["excluded"] == [
+        {"condition": "query_only=ON", "reason": "no successful transaction"}
+    ]
 
 
 def _conforms(value: Any, hint: Any, where: str) -> None:

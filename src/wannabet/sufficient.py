@@ -31,10 +31,13 @@ def load_sample_stats(
     *,
     metric: Literal["latency", "throughput"] = "latency",
     include_warmup: bool = False,
+    skip_empty: bool = False,
 ) -> list[SampleStats]:
     """Per-condition, per-sample sufficient statistics of a run, in condition order.
 
     Samples are in run order; conditions carry their factor levels for factorial effects.
+    ``skip_empty`` leaves out a condition with nothing to estimate (every transaction failed)
+    instead of refusing the run: the comparison leaves it out too, and says so.
     """
     run_id = run.run_id
     conditions = store.conditions(run_id)
@@ -72,6 +75,8 @@ def load_sample_stats(
     for c in conditions:
         sel = cond == c.condition_id
         if not sel.any():
+            if skip_empty:
+                continue
             what = "throughput" if metric == "throughput" else "successful transactions"
             raise AnalysisError(
                 f"condition {c.label!r} of run {run_id} has no samples with {what}; "

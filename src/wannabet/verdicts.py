@@ -644,7 +644,9 @@ def analyze_runs(
     if bayes is not None:
         suff = []
         for info in runs:
-            for st in load_sample_stats(store, info, metric=metric, include_warmup=include_warmup):
+            for st in load_sample_stats(
+                store, info, metric=metric, include_warmup=include_warmup, skip_empty=True
+            ):
                 if (f"{info.run_id}:" if several else "") + st.condition in dict(excluded):
                     continue
                 if several:
