@@ -295,3 +295,27 @@ def test_the_progress_line_names_the_sample_as_everywhere() -> None:
     lines = out.getvalue().splitlines()
     assert lines[-1].startswith("[4/6] off #2/3 (block 2): 100 TPS")
     assert lines[-2].startswith("[3/6] on #2/3 (block 2):")
+
+
+def test_a_resumed_runs_progress_counts_the_whole_run_and_its_eta_this_process() -> None:
+    from wannabet.model import ScheduledSample
+    from wannabet.render.progress import ProgressDisplay
+
+    out = io.StringIO()
+    console = Console(file=out, width=200, color_system=None)
+    display = ProgressDisplay(console, sample_seconds=1.0, samples_per_condition=4)
+    conditions = [SimpleNamespace(label="on"), SimpleNamespace(label="off")]
+    plan = [ScheduledSample(i, i // 2, i % 2) for i in range(8)]
+    display.run_started(1, conditions, plan, frozenset(range(3)))  # type: ignore[arg-type]
+    n = np.arange(3, dtype=np.int64)
+    result = SimpleNamespace(
+        t0_ns=0,
+        columns={"start_ns": n, "status": n * 0, "intended_start_ns": n, "end_ns": n + 1_000_000},
+    )
+    for s in plan[3:]:
+        display.sample_started(s, conditions[s.condition_index], s.block + 1)  # type: ignore[arg-type]
+        display.sample_finished(s, result, 100.0)  # type: ignore[arg-type]
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "run 1: 5 samples left of 8 (resumed)"
+    assert [line.split("]")[0] for line in lines[1:]] == [f"[{k}/8" for k in range(4, 9)]
+    assert lines[-1].endswith("ETA 0:00:00") and "-" not in lines[-1].split("ETA")[1]

@@ -70,6 +70,7 @@ class ProgressDisplay:
         self.live = console.is_terminal
         self._started = time.monotonic()
         self._total = 0
+        self._before = 0  # samples a resumed run had
         self._shown = ""  # the running sample's name
 
     def __enter__(self) -> ProgressDisplay:
@@ -90,7 +91,9 @@ class ProgressDisplay:
     ) -> None:
         left = len(plan) - len(done)
         total = left * (self.sample_seconds or 1.0)
-        self._total, self._started = left, time.monotonic()
+        # The line counts samples of the whole run; the ETA those of this process (a resumed
+        # run's earlier samples took no time here).
+        self._total, self._before, self._started = len(plan), len(done), time.monotonic()
         # A resumed run counts each condition's samples on from those it has.
         self.done_per_condition.update(s.condition_index for s in plan if s.position in done)
         if not self.live:
@@ -164,7 +167,8 @@ class ProgressDisplay:
         latency_ms = (result.columns["end_ns"][ok] - intended[ok]) / 1e6
         p99 = duration(float(np.percentile(latency_ms, 99))) if latency_ms.size else "–"
         elapsed = time.monotonic() - self._started
-        eta = elapsed / finished * (self._total - finished)
+        here = finished - self._before
+        eta = elapsed / here * (self._total - finished) if here > 0 else 0.0
         self.console.print(
             f"[{finished}/{self._total}] {self._shown}:"
             f" {tps:,.0f} TPS, p99 {p99}, elapsed {_clock(elapsed)}, ETA {_clock(eta)}",
