@@ -155,6 +155,28 @@ def test_summary_percentiles_match_numpy(results: Path) -> None:
     assert b.transactions == 0 and b.tps is None and b.latency_ms["p99"] is None
 
 
+def test_no_summary_percentile_lies_above_the_maximum(results: Path) -> None:
+    from wannabet.analysis import histogram
+
+    # A latency at the bottom of its bin: the bin's midpoint lies above every value.
+    latency = next(
+        v
+        for v in range(1_000_000, 2_000_000, 997)
+        if histogram.quantile(histogram.from_values([v]), 0.99) > v
+    )
+    store = Store(results)
+    run_id = make_run(store)
+    cols = columns(50, seed=4)
+    cols["status"][:] = 0
+    cols["intended_start_ns"] = cols["start_ns"]
+    cols["end_ns"] = cols["start_ns"] + latency
+    store.add_sample(run_id, SampleRow(0, 0, 0, 0, 0, 0, int(cols["end_ns"].max()), 0.0), cols)
+    a = store.condition_summaries(run_id)[0]
+    assert a.latency_ms["max"] == pytest.approx(latency / 1e6)
+    for q in ("p50", "p95", "p99"):
+        assert a.latency_ms[q] == a.latency_ms["max"], q
+
+
 def test_stale_running_run_is_marked_interrupted(results: Path) -> None:
     store = Store(results)
     # A child process creates a run and dies without closing it, as a crash would.

@@ -1174,6 +1174,10 @@ class Store:
         out = []
         for label, samples, n, errors, tps, mean, _, mx, by_status, lost in rows:
             q = percentiles.get(label, [None, None, None])
+            if mx is not None:
+                # A bin's midpoint may lie past the largest value in it: no percentile is
+                # shown above the maximum beside it (the exact value is at most the maximum).
+                q = [None if v is None else min(v, float(mx)) for v in q]
             out.append(
                 ConditionSummary(
                     condition=label,
