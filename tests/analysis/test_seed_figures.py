@@ -102,3 +102,17 @@ def test_thirty_child_means_pass_normality_as_in_the_article():
     assert s.normality.test == "shapiro-wilk"
     assert s.normality.p > 0.05
     assert s.n == s.n_samples == 30 and s.n_transactions is None
+
+
+@pytest.mark.parametrize(("scale", "unit"), [(1e-6, "ns"), (1e-3, "µs"), (1.0, "ms"), (1e3, "s")])
+def test_the_bet_is_said_in_the_unit_the_tables_choose(scale: float, unit: str) -> None:
+    from wannabet.render.format import time_unit
+
+    means_ms = np.asarray(THIRTY_CHILD_MEANS, dtype=float) / 2 * scale  # about 2.5 units each
+    c = clt_summary(means_ms, unit="ms")
+    assert time_unit([float(np.mean(means_ms))]).name == unit
+    assert c.bet.endswith(f" {unit}")
+    lo, hi = (float(v) for v in c.bet.split("between ")[1].removesuffix(f" {unit}").split(" and "))
+    per = {"ns": 1e6, "µs": 1e3, "ms": 1.0, "s": 1e-3}[unit]
+    assert lo == pytest.approx(c.prediction90.low * per, rel=1e-2)
+    assert hi == pytest.approx(c.prediction90.high * per, rel=1e-2)

@@ -237,6 +237,22 @@ def format_range(lo: float, hi: float) -> tuple[str, str]:
     return f"{lo:.{d}f}", f"{hi:.{d}f}"
 
 
+#: the units a latency in ms is said in, largest first, with how many make one ms
+_TIME_UNITS = (("s", 1e-3), ("ms", 1.0), ("µs", 1e3), ("ns", 1e6))
+
+
+def _readable_ms(low: float, high: float) -> tuple[float, float, str]:
+    """Two latencies in ms, in the largest unit in which their typical size is at least 1:
+    the rule the tables beside the sentence choose their unit by
+    (:func:`wannabet.render.format.time_unit`), so the bet reads in the table's unit."""
+    sizes = [abs(v) for v in (low, high) if math.isfinite(v) and v != 0.0]
+    if not sizes:
+        return low, high, "ms"
+    typical = sum(sizes) / len(sizes)
+    name, per_ms = next(((n, k) for n, k in _TIME_UNITS if typical * k >= 1.0), _TIME_UNITS[-1])
+    return low * per_ms, high * per_ms, name
+
+
 def bet_sentence(interval: Interval, *, unit: str = "", what: str = "sample means") -> str:
     """Phrase a prediction interval as a bet: "9 of the next 10 sample means should fall ...".
 
@@ -249,7 +265,10 @@ def bet_sentence(interval: Interval, *, unit: str = "", what: str = "sample mean
     what : str
         What is predicted, e.g. ``"sample means"``.
     """
-    lo, hi = format_range(interval.low, interval.high)
+    low, high = interval.low, interval.high
+    if unit == "ms":
+        low, high, unit = _readable_ms(low, high)
+    lo, hi = format_range(low, high)
     suffix = f" {unit}" if unit else ""
     level = interval.level
     if abs(level - 0.95) < 1e-9:
