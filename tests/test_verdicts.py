@@ -276,6 +276,42 @@ def test_a_worse_update_p99_is_found_per_type(tmp_path: Path, level: str) -> Non
         _conforms(doc, ComparisonDocument, "doc")
 
 
+def test_a_statistic_of_all_types_comes_with_each_types_own(tmp_path: Path) -> None:
+    """``compare --stat p99`` without ``--txn``: all types together and each type too, each
+    type's document the one ``--txn NAME --stat p99`` gives, in every format."""
+    from wannabet.render.compare import compare_csv, compare_table
+    from wannabet.render.markdown import comparison_markdown
+
+    store = mixed_run(tmp_path)
+    [doc] = comparison_documents(store, [], ComparisonOptions(stat="p99"))
+    assert doc["stat"] == "p99" and doc["txn"] is None
+    types = {str(t["txn"]): t for t in doc["types"]}
+    assert sorted(types) == ["lookup", "update"]
+    for name, t in types.items():
+        [alone] = comparison_documents(store, [], ComparisonOptions(txn=(name,), stat="p99"))
+        assert t == alone
+        _conforms(t, ComparisonDocument, "types[]")
+    assert types["update"]["comparisons"][0]["verdict"] == "slower"
+    assert types["lookup"]["comparisons"][0]["verdict"] != "slower"
+    assert "Per transaction type (p99 of the type)" in comparison_markdown(doc)
+    assert "Δ p99" in comparison_markdown(doc)
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(compare_csv(doc))))
+    # The rows of all types together, then each type's, with the type named.
+    assert [r["txn"] for r in rows] == ["all", "all", "lookup", "lookup", "update", "update"]
+    assert {r["stat"] for r in rows} == {"p99"}
+    from rich.console import Console
+
+    console = Console(width=200, record=True, color_system=None)
+    console.print(compare_table(doc))
+    assert "Per transaction type (p99 of the type)" in console.export_text()
+    # A named type is judged alone, without the others.
+    [alone] = comparison_documents(store, [], ComparisonOptions(txn=("update",), stat="p99"))
+    assert "types" not in alone
+
+
 def test_the_default_comparison_is_unchanged_by_the_new_options(tmp_path: Path) -> None:
     store = mixed_run(tmp_path, samples=6)
     (doc,) = comparison_documents(store, [], ComparisonOptions())

@@ -252,25 +252,46 @@ def comparison_documents(
         for result, runs in analyze_statistics(store, run_ids, options):
             docs.append(document(result, runs))
             add_sequences(store, runs, docs[-1])
+        stat = options.stat or "mean"
+        if not options.txn and stat not in WORK_STATS:
+            # All types together were judged: each type's own verdict on the statistic too.
+            _add_types(store, run_ids, runs_of(store, run_ids), options, docs[0], stat)
         return docs
     result, runs = analyze(store, run_ids, options)
     doc = document(result, runs)
     add_sequences(store, runs, doc)
     add_open_loop(store, runs, doc)
     add_degraded(store, runs, doc)
-    if result.metric == "latency" and len(runs) == 1:
-        names = list(transaction_type_names(store, runs[0]).values())
-        if len(names) >= 2:
-            doc["types"] = []
-            for name in names:
-                per_type = dataclasses.replace(options, txn=(name,), stat="mean", bayes=None)
-                try:
-                    [(r, rs)] = analyze_statistics(store, run_ids, per_type)
-                except AnalysisError:  # no condition has a success of this type
-                    continue
-                doc["types"].append(document(r, rs))
-                add_sequences(store, rs, doc["types"][-1])
+    if result.metric == "latency":
+        _add_types(store, run_ids, runs, options, doc, "mean")
     return [doc]
+
+
+def _add_types(
+    store: Store,
+    run_ids: Sequence[int],
+    runs: Sequence[RunInfo],
+    options: ComparisonOptions,
+    doc: ComparisonDocument,
+    stat: str,
+) -> None:
+    """On one run with several transaction types: ``types``, each type's comparison of
+    ``stat``, so a change in one type shows even when the mix hides it. A type no condition
+    has a value of (no success, no recorded result) is left out."""
+    if len(runs) != 1:
+        return
+    names = list(transaction_type_names(store, runs[0]).values())
+    if len(names) < 2:
+        return
+    doc["types"] = []
+    for name in names:
+        per_type = dataclasses.replace(options, txn=(name,), stat=stat, bayes=None)
+        try:
+            [(r, rs)] = analyze_statistics(store, run_ids, per_type)
+        except (AnalysisError, SpecError):  # e.g. the baseline has no success of this type
+            continue
+        doc["types"].append(document(r, rs))
+        add_sequences(store, rs, doc["types"][-1])
 
 
 def add_open_loop(store: Store, runs: Sequence[RunInfo], doc: ComparisonDocument) -> None:

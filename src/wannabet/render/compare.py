@@ -219,15 +219,21 @@ def _verdict_cell(pair: PairDocument, style: str) -> str:
 
 
 def _types_table(types: list[ComparisonDocument], unit: str) -> Table:
-    """Each transaction type's own verdict on its mean (``compare --txn NAME``)."""
-    table = Table(
-        title="Per transaction type (mean of the type; compare --txn NAME --stat p99 for tails)",
-        title_justify="left",
-    )
+    """Each transaction type's own verdict on the statistic (``compare --txn NAME``)."""
+    stat = str(types[0].get("stat") or "mean")
+    hint = "; compare --txn NAME --stat p99 for tails" if stat == "mean" else ""
+    table = Table(title=f"Per transaction type ({stat} of the type{hint})", title_justify="left")
     table.add_column("type", style="bold", overflow="fold")
     table.add_column("condition", overflow="fold")
     shown = column_unit(unit, (c.get("stat_value") for t in types for c in t["conditions"]))
-    for name in (f"baseline {shown}", f"condition {shown}", "Δ mean", "CI", "p (adj.)", "verdict"):
+    for name in (
+        f"baseline {shown}",
+        f"condition {shown}",
+        f"Δ {stat}",
+        "CI",
+        "p (adj.)",
+        "verdict",
+    ):
         table.add_column(name, justify="left" if name == "verdict" else "right")
     for t in types:
         values = {c["condition"]: c.get("stat_value") for c in t["conditions"]}

@@ -234,7 +234,8 @@ def sequential_markdown(doc: ComparisonDocument) -> str:
 
 
 def types_markdown(doc: ComparisonDocument) -> str:
-    """Each transaction type's verdict on its mean (the document's ``types``); empty without."""
+    """Each transaction type's verdict on the statistic (the document's ``types``); empty
+    without."""
     rows = []
     types = doc.get("types", [])
     u = column_unit(doc["unit"], (c.get("stat_value") for t in types for c in t["conditions"]))
@@ -257,9 +258,10 @@ def types_markdown(doc: ComparisonDocument) -> str:
     if not rows:
         return ""
     unit = u.name
-    return "Per transaction type (mean of the type):\n\n" + markdown_table(
-        ["type", "condition", "baseline", f"baseline {unit}", f"condition {unit}", "Δ mean", "CI",
-         "p (adj.)", "verdict"],
+    stat = str(types[0].get("stat") or "mean")
+    return f"Per transaction type ({stat} of the type):\n\n" + markdown_table(
+        ["type", "condition", "baseline", f"baseline {unit}", f"condition {unit}", f"Δ {stat}",
+         "CI", "p (adj.)", "verdict"],
         rows,
         ["left", "left", "left", "right", "right", "right", "left", "right", "left"],
     )  # fmt: skip
