@@ -331,3 +331,53 @@ def test_the_default_grace_grows_to_the_transactions_the_run_has_seen(
         seconds = (int(str(s["end_ns"])) - int(str(s["t0_ns"]))) / 1e9
         assert 2.4 <= seconds <= 1.5 + 2.4 + SLACK, s
     assert _statuses(results) == {"ok": 1 + 2 + 2, "timeout": 1}
+
+
+def test_a_degraded_sample_is_said_before_its_statistics_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a frozen server the statistics query waits for its own deadline: the warning about
+    the stuck sample must not wait behind it. (The runner's order, with a fake engine and
+    collector; the frozen server itself is the tests above.)"""
+    import dataclasses
+    from typing import Any
+
+    from wannabet import runner
+    from wannabet.backends import parse_target
+    from wannabet.engine import FakeEngine
+    from wannabet.spec import parse_experiment
+
+    said: list[str] = []
+    read_after: list[int] = []
+
+    class Overrun(FakeEngine):
+        def run_sample(self, *args: Any, **kwargs: Any) -> Any:
+            return dataclasses.replace(super().run_sample(*args, **kwargs), overran=True)
+
+    class Collector:
+        def start(self, *args: Any) -> None:
+            pass
+
+        def stop(self, *args: Any) -> None:
+            read_after.append(len(said))
+
+        def abandon(self) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(runner, "collector_for", lambda *a, **k: Collector())
+    text = (
+        'name = "frozen"\n[[workload.transactions]]\nscript = "SELECT 1;"\n'
+        '[sampling]\nsamples = 1\nduration = "0.1s"\nwarmup = "0s"\non_degraded = "skip"\n'
+    )
+    runner.run_experiment(
+        parse_experiment(text, file="e.toml"),
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=Store(tmp_path / "r.duckdb"),
+        engine=Overrun(),
+        warn=lambda w: said.append(str(w)),
+    )
+    assert any("is degraded" in s for s in said)
+    assert read_after == [1]

@@ -1407,6 +1407,19 @@ class _SampleLoop:
             if collector is not None:
                 collector.abandon()
             raise
+        # Said before the statistics are read: on a frozen server that read waits for its own
+        # deadline, and the user should hear of the stuck sample within its grace.
+        reason = degraded_reason(result)
+        if reason is not None and self.warn is not None:
+            self.warn(
+                RunWarning(
+                    f"sample {self.sample_name(scheduled, condition, 1)} is degraded: {reason}",
+                    "the analyses leave it out (--include-degraded takes it in); "
+                    + _POLICY_ADVICE[
+                        "retry" if retry else "skip" if sampling.on_degraded == "skip" else "stop"
+                    ],
+                )
+            )
         measured_stats = (
             collector.stop(result, interrupt.interrupted) if collector is not None else None
         )
@@ -1431,17 +1444,6 @@ class _SampleLoop:
             held = [{"sql": h.sql, "end": h.end} for h in condition.held]
             stats = {**(stats or {}), "held": held}
         self.longest_ns = max(self.longest_ns, _longest_service_ns(result))
-        reason = degraded_reason(result)
-        if reason is not None and self.warn is not None:
-            self.warn(
-                RunWarning(
-                    f"sample {self.sample_name(scheduled, condition, 1)} is degraded: {reason}",
-                    "the analyses leave it out (--include-degraded takes it in); "
-                    + _POLICY_ADVICE[
-                        "retry" if retry else "skip" if sampling.on_degraded == "skip" else "stop"
-                    ],
-                )
-            )
         # Samples are numbered in the order they ran; the position is their place in the
         # schedule (the same for a degraded sample and its retry).
         sample_id = self.next_sample_id
