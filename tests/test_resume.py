@@ -181,3 +181,12 @@ def _table_rows(database: Path) -> int:
 
     with sqlite3.connect(database) as con:
         return int(con.execute("SELECT count(*) FROM t").fetchone()[0])
+
+
+def test_resuming_a_run_the_file_does_not_hold_names_the_option(
+    killed: tuple[Path, Path, str],
+) -> None:
+    file, results, target = killed
+    proc = wannabet("run", str(file), "-r", str(results), "-t", target, "--resume", "99")
+    line = one_line_error(proc, 2)
+    assert line.startswith("error: --resume 99: no such run") and "wannabet runs" in line

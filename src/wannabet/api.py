@@ -635,13 +635,13 @@ def prepare_experiment(
     off; ``generators`` and ``ray_address`` run the samples on Ray load generators
     (``[distributed]``). ``resume`` goes on with an interrupted run."""
     from wannabet.durations import duration_option
-    from wannabet.runner import prepare_run, with_overrides
+    from wannabet.runner import prepare_run, run_to_resume, with_overrides
     from wannabet.spec import load_experiment
 
     store = Store(results)
     if resume is not None and seed is None:
         # A file without a seed drew one when the run started; the run goes on with it.
-        seed = store.run(resume).seed
+        seed = run_to_resume(store, resume).seed
     experiment = with_overrides(
         load_experiment(Path(file)),
         samples=samples,

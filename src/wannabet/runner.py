@@ -56,6 +56,7 @@ from wannabet.errors import (
     QueryError,
     SpecError,
     TargetError,
+    UnknownRun,
     WannabetError,
 )
 from wannabet.model import (
@@ -75,7 +76,7 @@ from wannabet.render.format import sample_name
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import fill, split_sql
 from wannabet.spec import DEFAULT_MAX_SAMPLES, parse_record
-from wannabet.store import ConditionRow, SampleRow, Store, queries
+from wannabet.store import ConditionRow, RunInfo, SampleRow, Store, queries
 from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target, redact
 from wannabet.version import tool_version
@@ -942,6 +943,17 @@ class _Resumed:
 _RESUME_ENVIRONMENT = ("server", "server_version", "host", "cpu", "cpus", "wannabet")
 
 
+def run_to_resume(store: Store, run_id: int) -> RunInfo:
+    """The run ``--resume RUN`` names; a run the file does not hold is refused naming the
+    option (exit code 2)."""
+    try:
+        return store.run(run_id)
+    except UnknownRun:
+        raise UnknownRun(
+            f"--resume {run_id}: no such run in {store.path}; see `wannabet runs`"
+        ) from None
+
+
 def _resume(
     store: Store,
     run_id: int,
@@ -954,8 +966,8 @@ def _resume(
     """Check that run ``run_id`` can go on as it started (the same file, settings, target and
     environment), mark it running again and say where it goes on. A difference is refused in
     one line naming it: samples measured on something else are not the same experiment."""
-    info = store.run(run_id)
     where = f"--resume {run_id}"
+    info = run_to_resume(store, run_id)
 
     def refuse(why: str) -> SpecError:
         return SpecError(f"run {run_id} cannot be resumed: {why}", key=where, file="command line")
