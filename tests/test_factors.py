@@ -240,3 +240,17 @@ def test_two_factors_cannot_both_set_sessions_and_levels_check_their_keys() -> N
     with pytest.raises(SpecError) as err:
         parse_experiment(refused, file="e.toml")
     assert err.value.key == "factors[0].levels.point.transactions[0].script"
+
+
+def test_sessions_on_the_command_line_are_refused_when_levels_set_them() -> None:
+    from wannabet.runner import with_overrides
+
+    experiment = parse_experiment(SWEEP, file="e.toml")
+    with pytest.raises(SpecError, match="would win over --sessions 3") as caught:
+        with_overrides(experiment, sessions=3)
+    assert caught.value.key == "--sessions"
+    plain = parse_experiment(
+        SWEEP.replace('sessions = "{level}"', 'session_sql = "PRAGMA cache_size = {level}"'),
+        file="e.toml",
+    )
+    assert with_overrides(plain, sessions=3).workload.sessions == 3

@@ -242,6 +242,19 @@ def with_overrides(
         sampling = dataclasses.replace(sampling, warmup_s=warmup_s)
     if seed is not None:
         sampling = dataclasses.replace(sampling, seed=seed)
+    if sessions is not None:
+        sweep = next(
+            (f for f in experiment.factors if any(v.sessions is not None for v in f.settings)),
+            None,
+        )
+        if sweep is not None:
+            # The levels' sessions would win for every condition: silently ignored otherwise.
+            raise SpecError(
+                f"factor {sweep.name!r} sets each level's sessions, which would win over"
+                f" --sessions {sessions}; drop --sessions, or the levels' sessions",
+                key="--sessions",
+                file="command line",
+            )
     workload = experiment.workload
     if sessions is not None:
         workload = dataclasses.replace(workload, sessions=sessions)
