@@ -259,3 +259,28 @@ def test_a_pilot_without_rows_is_refused_with_the_fix(tmp_path: Path) -> None:
         load_pilot(store, store.run(run_id), "mean")
     with pytest.raises(SpecError, match="every transaction type"):
         load_pilot(store, store.run(run_id), "tps", "read")
+
+
+def test_a_pilot_says_how_many_degraded_samples_it_left_out(tmp_path: Path) -> None:
+    import duckdb
+
+    _, run_id = _pilot(tmp_path)
+    path = tmp_path / "r.duckdb"
+    with duckdb.connect(str(path)) as con:  # as a stuck server would have left them
+        con.execute(
+            "UPDATE samples SET status = 'degraded', reason = 'stuck' WHERE sample_id IN (0, 3)"
+        )
+    pilot = load_pilot(Store(path), Store(path).run(run_id), "mean")
+    assert pilot.degraded == 2 and pilot.components.samples == 6
+    taken_in = Store(path, include_degraded=True)
+    pilot = load_pilot(taken_in, taken_in.run(run_id), "mean")
+    assert pilot.degraded == 0 and pilot.components.samples == 8
+    code, out, err = _cli("plan", "-r", str(path), "--change", "30%", "-f", "json")
+    assert code == 0, err
+    assert json.loads(out)["degraded"] == 2
+    code, out, err = _cli("plan", "-r", str(path), "--change", "30%")
+    assert "2 degraded sample(s) of the pilot are left out" in " ".join(out.split())
+    with duckdb.connect(str(path)) as con:
+        con.execute("UPDATE samples SET status = 'degraded', reason = 'stuck'")
+    with pytest.raises(AnalysisError, match="its 8 degraded sample"):
+        load_pilot(Store(path), Store(path).run(run_id), "mean")

@@ -40,8 +40,16 @@ def load_pilot(store: Store, run: RunInfo, stat: PlanStat, txn: str | None = Non
         samples = queries.pilot_samples(con, run.run_id)
         halves = queries.half_statistics(con, run.run_id, txn_type=type_id)
         whole = queries.whole_statistics(con, run.run_id, txn_type=type_id)
+    # What the pilot leaves out, as summary and compare say it: degraded samples measured
+    # something else than the condition (a stuck server, a restart).
+    degraded = 0 if store.include_degraded else len(store.degraded_samples(run.run_id))
     if not samples:
-        raise AnalysisError(f"run {run.run_id} has no samples to plan from")
+        left = (
+            f"; its {degraded} degraded sample(s) are left out (--include-degraded takes them in)"
+            if degraded
+            else ""
+        )
+        raise AnalysisError(f"run {run.run_id} has no samples to plan from{left}")
     by_half: dict[int, dict[bool, tuple[int, float, float]]] = {}
     for sid, late, n, mean_ms, p99_ms in halves:
         by_half.setdefault(int(sid), {})[bool(late)] = (int(n), float(mean_ms), float(p99_ms))
@@ -84,7 +92,7 @@ def load_pilot(store: Store, run: RunInfo, stat: PlanStat, txn: str | None = Non
     warmup = float(np.median([float(s[4]) for s in samples]))
     overhead = warmup + (float(np.mean(gaps)) if gaps else 0.0)
     seen = tuple(dict.fromkeys(label))
-    return Pilot(components, overhead, seen, stat, txn)
+    return Pilot(components, overhead, seen, stat, txn, degraded)
 
 
 _TABLE = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")

@@ -246,6 +246,8 @@ class Pilot:
     conditions: tuple[str, ...]
     stat: PlanStat
     txn: str | None
+    #: the run's degraded samples, left out of the pilot (unless the store takes them in)
+    degraded: int = 0
 
 
 @dataclass(frozen=True, slots=True)

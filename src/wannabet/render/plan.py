@@ -111,7 +111,16 @@ def plan_table(pilot: Pilot, plan: Plan, run_id: int) -> Group:
         parts.append(
             Text("note: without stored rows the within-sample part ignores autocorrelation")
         )
+    if pilot.degraded:
+        parts.append(Text(_degraded_note(pilot.degraded)))
     return Group(*parts)
+
+
+def _degraded_note(n: int) -> str:
+    return (
+        f"note: {n} degraded sample(s) of the pilot are left out (a stuck server, a restart:"
+        " see `wannabet summary`); --include-degraded takes them in"
+    )
 
 
 def plan_json(pilot: Pilot, plan: Plan, run_id: int) -> str:
@@ -124,5 +133,6 @@ def plan_json(pilot: Pilot, plan: Plan, run_id: int) -> str:
         "plan": plan.to_dict(),
         "options": plan_options(plan) or None,
         "sentence": plan_sentence(pilot, plan),
+        "degraded": pilot.degraded,
     }
     return json.dumps(doc, indent=2, allow_nan=False)
