@@ -233,6 +233,12 @@ def test_write_puts_the_plan_into_the_sampling_table_and_keeps_the_rest(tmp_path
     write_plan(file, plan)
     text = file.read_text(encoding="utf-8")
     assert "# a pilot: keep this comment" in text and 'warmup = "0s"' in text
+    # A comment after a value stays after the new value.
+    assert f"samples = {plan.best.samples}  # the pilot's" in text
+    file.write_text(PILOT.replace('duration = "0.2s"', "duration = '0.2s'\t# was # short"), "utf-8")
+    write_plan(file, plan)
+    assert "\t# was # short" in file.read_text(encoding="utf-8")
+    text = file.read_text(encoding="utf-8")
     sampling = parse_experiment(text, file="e.toml").sampling
     assert sampling.samples == plan.best.samples
     assert sampling.duration_s == pytest.approx(plan.best.duration_s)

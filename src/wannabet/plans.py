@@ -96,6 +96,11 @@ def load_pilot(store: Store, run: RunInfo, stat: PlanStat, txn: str | None = Non
 
 
 _TABLE = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
+#: ``key = value  # comment``: the comment (with the space before it) after a TOML value that
+#: is a number, a basic or literal string, or a boolean
+_COMMENT_AFTER_VALUE = re.compile(
+    r"""^\s*[\w.]+\s*=\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s#]+)(\s*#.*)?\s*$"""
+)
 
 
 def write_plan(path: Path, plan: Plan) -> None:
@@ -137,7 +142,10 @@ def write_plan(path: Path, plan: Plan) -> None:
                     line=i + 1,
                 )
             if m and m[2] in values:
-                lines[i] = f"{m[1]}{m[2]} = {values.pop(m[2])}"
+                # The value is replaced; a comment after it stays.
+                tail = _COMMENT_AFTER_VALUE.match(lines[i])
+                comment = tail[1] if tail and tail[1] else ""
+                lines[i] = f"{m[1]}{m[2]} = {values.pop(m[2])}{comment}"
         lines[start + 1 : start + 1] = [f"{k} = {v}" for k, v in values.items()]
     new = "\n".join(lines) + "\n"
     parse_experiment(new, file=str(path))  # a plan never leaves a file that does not load
