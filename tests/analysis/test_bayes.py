@@ -327,6 +327,24 @@ def test_throughput_faster_means_higher() -> None:
         )
 
 
+@pytest.mark.parametrize("model", ["gamma", "lognormal"])
+def test_transactions_each_in_a_sample_of_their_own_are_transactions(model: str) -> None:
+    """An import without --sample puts each transaction in a sample of its own: the models of
+    single transactions take them, with the same posterior as one sample holding them all, and
+    a note in case the values were per-sample means."""
+    rng = np.random.default_rng(13)
+    a, b = rng.gamma(4.0, 0.25, 40), rng.gamma(4.0, 0.3, 40)
+    options = BayesOptions(model=model)
+    alone = bayes_analysis([stats_of("A", a, 1), stats_of("B", b, 1)], options=options)
+    pooled = bayes_analysis([stats_of("A", a, 40), stats_of("B", b, 40)], options=options)
+    # The same draws: the sums differ in their last bits only (another order of addition).
+    assert alone.pair("B").hdi_pct == pytest.approx(pooled.pair("B").hdi_pct, rel=1e-6)
+    assert alone.pair("B").mean_pct == pytest.approx(pooled.pair("B").mean_pct, rel=1e-6)
+    [note] = [d for d in alone.diagnostics if d.code == "one-value-samples"]
+    assert "'A', 'B'" in note.message and "hierarchical" in note.advice
+    assert not [d for d in pooled.diagnostics if d.code == "one-value-samples"]
+
+
 def test_student_t_model_agrees_with_the_hierarchical_model() -> None:
     rng = np.random.default_rng(13)
     a = SampleStats.from_observations(simulate(rng, "A", n_samples=30))

@@ -398,10 +398,24 @@ def _condition_draws(
     logloc: dict[str, np.ndarray] = {}
     model = opts.model
     if model in ("gamma", "lognormal"):
-        if metric != "latency" or any(np.all(s.n <= 1) for s in groups):
+        if metric != "latency":
             raise AnalysisError(
-                f"the {model} model describes single transactions; these data hold one value "
-                "per sample, so use --bayes-model hierarchical or student-t"
+                f"the {model} model describes single transactions' latencies; throughput is"
+                " one value per sample, so use --bayes-model hierarchical or student-t"
+            )
+        single = [s.condition for s in groups if np.all(s.n <= 1)]
+        if single:
+            # An import without --sample: each row is one transaction in a sample of its own,
+            # which is what these models describe. The same shape holds per-sample means
+            # imported one row per sample, which they would take for transactions: say so.
+            diags.append(
+                Diagnostic(
+                    "one-value-samples",
+                    f"every sample of {', '.join(repr(c) for c in single)} holds one value;"
+                    f" the {model} model takes each as one transaction's latency",
+                    "if the values are per-sample means (an import with --sample, one row per"
+                    " sample), use --bayes-model hierarchical or student-t instead",
+                )
             )
         diags += _iid_diagnostics(groups, model)
     if model == "hierarchical":
