@@ -154,6 +154,41 @@ def test_each_sample_is_one_timed_load_with_rows_and_bytes_in_its_statistics(
         assert (engine["copy_rows"], engine["copy_bytes"]) == (5000, size)
 
 
+def test_what_a_load_loaded_is_kept_with_statistics_off(tmp_path: Path) -> None:
+    size = write_csv(tmp_path / "load.csv", 300)
+    text = textwrap.dedent(
+        """\
+        name = "load"
+        [setup]
+        sql = "CREATE TABLE items (id integer, name text, note text)"
+        [[hooks]]
+        when = "before-sample"
+        sql = "DELETE FROM items"
+        [[workload.transactions]]
+        script = "\\\\copy items FROM 'load.csv' (FORMAT csv, HEADER true)"
+        [sampling]
+        samples = 2
+        transactions = 1
+        warmup = "0s"
+        [statistics]
+        enabled = false
+        """
+    )
+    file = tmp_path / "load.toml"
+    file.write_text(text)
+    store = Store(tmp_path / "r.duckdb")
+    outcome = run_experiment(
+        parse_experiment(text, file=str(file)),
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=store,
+        engine=ENGINE,
+    )
+    assert outcome.status == "complete"
+    with store.read() as con:
+        stats = [json.loads(s) for (s,) in con.execute("SELECT stats FROM samples").fetchall()]
+    assert [s["engine"] for s in stats] == [{"copy_rows": 300, "copy_bytes": size}] * 2
+
+
 def test_copy_syntax_and_files_are_checked_with_their_line(tmp_path: Path) -> None:
     [load] = parse_script(
         "\\copy s.t (a, b) FROM 'x y.csv' WITH (FORMAT csv, DELIMITER ';')"

@@ -1449,6 +1449,12 @@ class _SampleLoop:
             collector.stop(result, interrupt.interrupted) if collector is not None else None
         )
         stats = measured_stats.to_json() if measured_stats is not None else None
+        if collector is None:
+            # What a bulk load loaded is its answer, not a statistic: kept with statistics
+            # off too, where the engine's section has it otherwise.
+            copied = {k: int(v) for k, v in result.counters.items() if k in _COPY_COUNTERS}
+            if copied:
+                stats = {"engine": copied}
         if prepared:
             # What the before-sample hooks did (time, output) is kept with the sample.
             stats = {**(stats or {}), "hooks": prepared}
@@ -1633,6 +1639,10 @@ _POLICY_ADVICE = {
     "skip": "the run goes on (on_degraded = 'skip')",
     "stop": "the run stops",
 }
+
+
+#: the engine's counters of a sample's `\\copy` loads
+_COPY_COUNTERS = ("copy_rows", "copy_bytes")
 
 
 def degraded_reason(result: SampleResult) -> str | None:
