@@ -167,3 +167,26 @@ def test_a_result_inside_a_pipeline_is_refused() -> None:
     )
     with pytest.raises(SpecError, match="last statement is inside a pipeline"):
         parse_experiment(text, file="e.toml")
+
+
+def test_check_without_a_target_refuses_what_every_target_refuses(tmp_path: Path) -> None:
+    """A pipeline or a fetch size under the simple protocol is refused on any target, so
+    ``check`` says so without one, with its line, as ``run`` would."""
+    from typer.testing import CliRunner
+
+    from wannabet.cli import app
+
+    piped = tmp_path / "piped.toml"
+    piped.write_text(PIPELINE_FILE.replace("PROTOCOL", "simple"))
+    fetched = tmp_path / "fetched.toml"
+    fetched.write_text(
+        'name = "f"\n[workload]\nprotocol = "simple"\nfetch_size = 10\n'
+        '[[workload.transactions]]\nscript = "SELECT 1;"\n'
+    )
+    fine = tmp_path / "fine.toml"
+    fine.write_text(PIPELINE_FILE.replace("PROTOCOL", "extended"))
+    for file, fragment in ((piped, "piped.toml:7:"), (fetched, "the simple protocol returns")):
+        result = CliRunner().invoke(app, ["check", str(file)])
+        assert result.exit_code == 2, result.stderr
+        assert fragment in result.stderr and "1 error in" in result.stderr
+    assert CliRunner().invoke(app, ["check", str(fine)]).exit_code == 0

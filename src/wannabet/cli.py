@@ -348,7 +348,7 @@ def check(
     from wannabet import design
     from wannabet.backends import parse_target
     from wannabet.engine import NativeEngine
-    from wannabet.runner import dry_run_experiment
+    from wannabet.runner import dry_run_experiment, protocol_errors
     from wannabet.spec import check_file, load_experiment
 
     errors = check_file(file)
@@ -358,6 +358,18 @@ def check(
         err_console.print(f"{_count(len(errors), 'error')} in {markup(str(file))}", highlight=False)
         raise typer.Exit(SpecError.exit_code)
     experiment = load_experiment(file)
+    if target is None:
+        # What run refuses on every target; with --target the dry run says it.
+        errors = protocol_errors(experiment)
+        for exc in errors:
+            err_console.print(
+                f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True
+            )
+        if errors:
+            err_console.print(
+                f"{_count(len(errors), 'error')} in {markup(str(file))}", highlight=False
+            )
+            raise typer.Exit(SpecError.exit_code)
     conditions = design.conditions(experiment.factors)
     types = {t.name for c in conditions for t in c.transactions or experiment.workload.transactions}
     checked = ""

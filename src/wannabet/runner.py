@@ -735,6 +735,24 @@ def _protocol_uses(experiment: Experiment, condition: Condition) -> list[_Protoc
     return uses
 
 
+def protocol_errors(experiment: Experiment) -> list[SpecError]:
+    """What every target refuses: a fetch size, a pipeline or joined statements under a
+    protocol that does not carry them (``check`` without a target says it, as ``run`` would);
+    one error per feature and line, from the first condition that has it."""
+    out: dict[tuple[str, int | None], SpecError] = {}
+    for condition in design.conditions(experiment.factors):
+        protocol = condition.protocol or experiment.workload.protocol
+        for use in _protocol_uses(experiment, condition):
+            if protocol not in use.protocols:
+                out.setdefault(
+                    (use.feature, use.line),
+                    SpecError(
+                        use.no_protocol, file=experiment.source_path, key=use.key, line=use.line
+                    ),
+                )
+    return list(out.values())
+
+
 def _check_protocol_features(experiment: Experiment, condition: Condition, target: Target) -> None:
     """A fetch size, a pipeline or joined statements need a backend that has them and a
     protocol that carries them; refused before the run, naming the key or line."""
