@@ -345,6 +345,39 @@ def test_transactions_each_in_a_sample_of_their_own_are_transactions(model: str)
     assert not [d for d in pooled.diagnostics if d.code == "one-value-samples"]
 
 
+def test_the_gamma_model_fits_without_a_warning_from_scipys_line_search() -> None:
+    """Recorded sufficient statistics of a SQLite run (about 32,000 transactions of ~0.12 ms
+    per condition) on which the mode search stepped past the prior's bound and SciPy printed
+    "invalid value encountered in subtract" to the user's terminal twice."""
+    import warnings
+
+    recorded = {
+        "n=2000": [
+            [6387.0, 6550.0, 10509.0, 10093.0],
+            [998.205394, 998.0320049999999, 998.5292929999999, 998.181695],
+            [622.400082401668, 598.243590579203, 416.666611517895, 405.322642274467],
+            [-40575.6042627198, -41672.69992221128, -73015.10726043994, -69087.56041801516],
+            [332752.1082947751, 342587.44812583487, 629770.8398417648, 593577.067366261],
+        ],
+        "n=3000": [
+            [8184.0, 7654.0, 7627.0, 7871.0],
+            [999.11261, 999.25001, 998.830173, 998.78338],
+            [498.220770494934, 566.757181327164, 562.785630147375, 524.938446195178],
+            [-56768.03496531466, -52794.31094414733, -52480.81935075202, -54189.10494258001],
+            [497917.14684071974, 460467.2784323007, 458803.38394410285, 474506.5782214826],
+        ],
+    }
+    groups = [SampleStats(c, *(np.asarray(a) for a in arrays)) for c, arrays in recorded.items()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = bayes_analysis(groups, options=BayesOptions(model="gamma"))
+    # The posterior means sit at the data's means (32,000 transactions: the prior is nothing).
+    for c, arrays in recorded.items():
+        mean = sum(arrays[1]) / sum(arrays[0])
+        [posterior] = [b for b in result.conditions if b.name == c]
+        assert posterior.mean_ms == pytest.approx(mean, rel=0.01)
+
+
 def test_student_t_model_agrees_with_the_hierarchical_model() -> None:
     rng = np.random.default_rng(13)
     a = SampleStats.from_observations(simulate(rng, "A", n_samples=30))

@@ -421,7 +421,11 @@ def _gamma_mode(
     # model needs it (docs/architecture.md "What compare imports").
     from scipy import optimize
 
-    res = optimize.minimize(neg, start, method="BFGS")
+    # The line search may step where the posterior is 0 (past the uniform prior's bound): the
+    # objective is inf there, and SciPy's finite differences warn on inf - inf. The search
+    # backs off by itself and the mode is checked below, so the warning says nothing to a user.
+    with np.errstate(invalid="ignore", over="ignore"):
+        res = optimize.minimize(neg, start, method="BFGS")
     mode = np.asarray(res.x, dtype=np.float64)
     # Hessian by central differences (BFGS's inverse-Hessian estimate is too rough for sizing).
     h = 1e-4
