@@ -125,6 +125,7 @@ def _runs_the_whole_suite(config: pytest.Config) -> bool:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _cargo is not None and _cargo.poll() is None:  # the session ended first (-x, Ctrl-C)
         os.killpg(_cargo.pid, signal.SIGTERM)
+        _cargo.wait()  # reaped, so the interpreter does not warn of it at exit
 
 
 # Property tests check what is computed, not how fast: on a shared machine one slow example
