@@ -289,3 +289,21 @@ def test_run_flags_come_from_the_settings(
     info = Store(results, read_only=True).run(run_id)
     assert (info.aggregates_only, info.timed, info.log) == (aggregates_only, timed, log)
     assert info.format == settings.get("format")
+
+
+def test_a_sample_of_totals_alone_is_counted_by_its_totals(tmp_path: Path) -> None:
+    """A Swingbench file with its Overview alone: no per-status counts, only the sample's
+    totals, which summary counts (it said 0 transactions and 0 errors)."""
+    from wannabet.testing.cli import wannabet_ok
+
+    overview = tmp_path / "ov.xml"
+    overview.write_text(
+        "<Results><Overview><TotalCompletedTransactions>1500</TotalCompletedTransactions>"
+        "<TotalFailedTransactions>3</TotalFailedTransactions>"
+        "<TotalRunTime>0:00:05</TotalRunTime></Overview></Results>"
+    )
+    results = tmp_path / "r.duckdb"
+    wannabet_ok("import", "swingbench", str(overview), "--results", str(results))
+    store = Store(results, read_only=True)
+    [row] = store.condition_summaries(store.run().run_id)
+    assert (row.transactions, row.errors, row.tps) == (1503, 3, pytest.approx(300.0))

@@ -655,5 +655,8 @@ def summary_warnings(
             )
         if row.transactions and row.errors:
             kinds = ", ".join(f"{k} {v}" for k, v in sorted(row.errors_by_status.items()))
-            out.append(f"{row.condition}: {row.errors} failed transactions ({kinds})")
+            out.append(
+                f"{row.condition}: {row.errors} failed transactions"
+                + (f" ({kinds})" if kinds else "")
+            )
     return out

@@ -1151,10 +1151,14 @@ class Store:
                 per_sample AS (
                     SELECT condition_id, count(*) AS samples,
                            sum(committed) / nullif(sum(duration_s), 0) AS tps,
-                           sum(sessions_lost) AS lost
+                           sum(sessions_lost) AS lost,
+                           sum(transactions) AS n, sum(errors) AS errors
                     FROM samples s WHERE run_id = ? AND {queries.ANALYSED} GROUP BY condition_id
                 )
-                SELECT c.label, coalesce(p.samples, 0), coalesce(a.n, 0), coalesce(a.errors, 0),
+                -- A sample without per-status counts (an import of a tool's totals alone)
+                -- counts by its own totals.
+                SELECT c.label, coalesce(p.samples, 0), coalesce(a.n, p.n, 0),
+                       coalesce(a.errors, p.errors, 0),
                        p.tps, a.mean, a.q, a.mx, a.by_status, coalesce(p.lost, 0)
                 FROM conditions c
                 LEFT JOIN agg a USING (condition_id)
