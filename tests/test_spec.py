@@ -276,3 +276,45 @@ def test_the_workload_needs_no_transactions_when_every_level_brings_its_own() ->
     partial = text.replace('transactions = [{ name = "q", script = "SELECT 2;" }]', "rate = 5")
     err = error_for(partial)
     assert "workload.transactions: needs at least one [[workload.transactions]]" in str(err)
+
+
+def test_check_reports_every_mistake_inside_one_table() -> None:
+    """Several mistakes in one table, and in one transaction, are each reported with their
+    key, not only the first; a wrong variable is not reported again where it is used."""
+    from wannabet.spec import check_experiment
+
+    text = textwrap.dedent(
+        """\
+        name = "many"
+        [workload]
+        sesions = 4
+        sessions = 0
+        variables = { m = "x", ok = 3 }
+        [[workload.transactions]]
+        weight = 0
+        script = "SELECT :idd + :m + :ok;"
+        [sampling]
+        samples = 0
+        duration = "5 parsecs"
+        order = "random"
+        grace = "x"
+        """
+    )
+    errors = check_experiment(text, file="e.toml")
+    keys = [e.key for e in errors]
+    assert keys == [
+        "workload.sesions",
+        "workload.sessions",
+        "workload.variables.m",
+        "workload.transactions[0].weight",
+        "workload.transactions[0].script",
+        "sampling.samples",
+        "sampling.duration",
+        "sampling.order",
+        "sampling.grace",
+    ], [str(e) for e in errors]
+    assert "unknown variable :idd" in str(errors[4])
+    assert all(e.line is not None for e in errors)
+    # Reading the file for a run still stops at its first mistake.
+    with pytest.raises(SpecError, match=r"workload\.sesions"):
+        parse_experiment(text, file="e.toml")

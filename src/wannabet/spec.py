@@ -181,11 +181,14 @@ def check_experiment(text: str, *, file: str = "<experiment>") -> list[SpecError
     reader.errors = []
     with reader.collecting():
         reader.experiment(data)
+    # One error per key: a value read on with its default may be refused again further on
+    # (grace = "x" then "must be at least 1ms"); the first says what is wrong.
     seen: set[str] = set()
     unique = []
     for err in reader.errors:
-        if str(err) not in seen:
-            seen.add(str(err))
+        said = [str(err)] + ([f"key:{err.key}"] if err.key else [])
+        if not seen.intersection(said):
+            seen.update(said)
             unique.append(err)
     return sorted(unique, key=lambda e: (e.line is None, e.line or 0))
 
@@ -288,7 +291,12 @@ class _Reader:
                 full = f"{prefix}.{key}" if prefix else key
                 hint = difflib.get_close_matches(key, allowed, n=1)
                 advice = f"did you mean {hint[0]!r}?" if hint else f"allowed: {', '.join(allowed)}"
-                raise self.fail(full, f"unknown key; {advice}")
+                error = self.fail(full, f"unknown key; {advice}")
+                if self.errors is None:
+                    raise error
+                # Checking: an unknown key changes nothing else read from the table, so the
+                # reading goes on and the table's other mistakes are reported too.
+                self.errors.append(error)
 
     def table(self, data: Mapping[str, Any], key: str, prefix: str) -> Mapping[str, Any]:
         value = data.get(key, {})
@@ -321,11 +329,17 @@ class _Reader:
     ) -> int:
         value = data.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(full, f"must be a whole number, not {_type(value)}")
+            return self.recover(
+                self.fail(full, f"must be a whole number, not {_type(value)}"), default
+            )
         if value < minimum:
-            raise self.fail(full, f"must be at least {minimum}, got {value}")
+            return self.recover(
+                self.fail(full, f"must be at least {minimum}, got {value}"), default
+            )
         if value > maximum:
-            raise self.fail(full, f"must be at most {maximum:,}, got {value:,}")
+            return self.recover(
+                self.fail(full, f"must be at most {maximum:,}, got {value:,}"), default
+            )
         return value
 
     def duration(self, data: Mapping[str, Any], key: str, full: str, default: float) -> float:
@@ -334,7 +348,15 @@ class _Reader:
         try:
             return parse_duration(data[key])
         except ValueError as exc:
-            raise self.fail(full, str(exc)) from None
+            return self.recover(self.fail(full, str(exc)), default)
+
+    def recover(self, error: SpecError, default: _T) -> _T:
+        """A value's mistake: raised, or, when checking, collected and the reading goes on
+        with ``default``, so that the table's next mistake is reported too."""
+        if self.errors is None:
+            raise error
+        self.errors.append(error)
+        return default
 
     # -- sections ---------------------------------------------------------------------------------
 
@@ -568,9 +590,12 @@ class _Reader:
                     or not isinstance(weight, int)
                     or not 0 < weight <= 1_000_000
                 ):
-                    raise self.fail(
-                        f"{key}.weight",
-                        f"must be a whole number > 0 (up to 1,000,000), got {weight!r}",
+                    weight = self.recover(
+                        self.fail(
+                            f"{key}.weight",
+                            f"must be a whole number > 0 (up to 1,000,000), got {weight!r}",
+                        ),
+                        1,
                     )
                 script_text = self.string(entry, "script", f"{key}.script", required=True)
                 try:
@@ -631,17 +656,23 @@ class _Reader:
         out = []
         for name, value in raw.items():
             key = f"workload.variables.{name}"
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                raise self.fail(key, "variable names use letters, digits and _ only")
-            if name == "client_id":
-                raise self.fail(
-                    key, "client_id is set by the engine to the session number; pick another name"
-                )
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise self.fail(key, f"must be a number, not {_type(value)}")
-            if (isinstance(value, int) and abs(value) > _MAX_INT) or not math.isfinite(value):
-                raise self.fail(key, f"{value!r} is out of range for a 64-bit number")
-            out.append((name, value))
+            with self.collecting():
+                if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                    raise self.fail(key, "variable names use letters, digits and _ only")
+                if name == "client_id":
+                    raise self.fail(
+                        key,
+                        "client_id is set by the engine to the session number; pick another name",
+                    )
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise self.fail(key, f"must be a number, not {_type(value)}")
+                if (isinstance(value, int) and abs(value) > _MAX_INT) or not math.isfinite(value):
+                    raise self.fail(key, f"{value!r} is out of range for a 64-bit number")
+                out.append((name, value))
+                continue
+            # Checking, and this one is wrong: said above, and kept as 0 so that the scripts
+            # using it are not reported for an unknown variable too.
+            out.append((name, 0))
         return tuple(out)
 
     def sql_list(self, data: Mapping[str, Any], key: str, full: str) -> tuple[str, ...]:
@@ -1041,7 +1072,10 @@ class _Reader:
         if order not in _ORDERS:
             hint = difflib.get_close_matches(str(order), _ORDERS, n=1)
             advice = f"did you mean {hint[0]!r}?" if hint else f"use one of {', '.join(_ORDERS)}"
-            raise self.fail("sampling.order", f"unknown order {order!r}; {advice}")
+            order = self.recover(
+                self.fail("sampling.order", f"unknown order {order!r}; {advice}"),
+                "randomized-blocks",
+            )
         if until_decided and order == "sequential":
             raise self.fail(
                 "sampling.order",
@@ -1110,7 +1144,9 @@ class _Reader:
         except (TypeError, ValueError):
             pct = math.nan
         if not (math.isfinite(pct) and pct >= 0):
-            raise self.fail(full, f'must be a percentage >= 0 such as "2%", got {value!r}')
+            return self.recover(
+                self.fail(full, f'must be a percentage >= 0 such as "2%", got {value!r}'), default
+            )
         return pct
 
     def record(self, data: Mapping[str, Any]) -> dict[str, Any]:
