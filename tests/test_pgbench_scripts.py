@@ -247,6 +247,37 @@ def test_expressions_evaluate_as_in_pgbench(target: Target) -> None:
     assert got[:2] == [8300031466468664087, 452]
 
 
+def test_doubles_become_integers_as_pgbench_rounds_them(target: Target) -> None:
+    """pgbench's coerceToInt rounds with rint() (halves to even): the values real pgbench 15
+    gives for int(), % and mod() of doubles, a double random() bound, and pi()."""
+    ENGINE.execute(target, "CREATE TABLE seen (k BIGINT, v DOUBLE PRECISION)")
+    script = textwrap.dedent(
+        """\
+        \\set a int(3.7) + 100 * int(9.5) + 10000 * int(-3.5) + 1000000 * int(2.5)
+        \\set b 7.5 % 2 + 10 * mod(7.9, 3) + 100 * random(1.6, 1.6)
+        \\set p pi() * 2
+        INSERT INTO seen VALUES (1, :a), (2, :b), (3, :p);
+        """
+    )
+    result = sample(target, script, 1)
+    assert (result.columns["status"] == OK).all(), result.error_messages
+    got = {int(k): float(v) for k, v in ENGINE.query(target, "SELECT k, v FROM seen")}
+    assert got[1] == 4 + 100 * 10 + 10000 * -4 + 1000000 * 2
+    assert got[2] == 0 + 10 * 2 + 100 * 2
+    assert got[3] == pytest.approx(2 * 3.141592653589793)
+
+
+def test_meta_commands_take_any_case_and_any_white_space_as_pgbench() -> None:
+    script = parse_script(
+        "\\SET\tx 1\n\\Sleep 1 US\n\\sleep\t10\tMS\n\\set  y  :x + 1\nSELECT :y AS z \\GSET\n",
+        known_variables=PREDEFINED_VARIABLES,
+    )
+    kinds = [type(c).__name__ for c in script.commands]
+    assert kinds[:4] == ["SetCommand", "SleepCommand", "SleepCommand", "SetCommand"]
+    assert [c.unit for c in script.commands[1:3]] == ["us", "ms"]  # type: ignore[attr-defined]
+    assert script.commands[3].variable == "y"  # type: ignore[attr-defined]
+
+
 def test_protocols_reach_the_server_as_pgbench_sends_them(postgres: ThrowawayPostgres) -> None:
     target = parse_target(postgres.url)
     ENGINE.execute(

@@ -2,7 +2,8 @@
 //!
 //! Semantics follow PostgreSQL 16 `pgbench.c` (evalStandardFunc and friends):
 //! integer arithmetic is checked and truncating, mixing in a float makes the
-//! result a float, and every failure is a runtime error of the transaction
+//! result a float, a float made an integer (`int()`, `%`, a function's integer
+//! argument) is rounded with rint(), and every failure is a runtime error of the transaction
 //! rather than a panic. Evaluation never allocates, so it can run in the hot
 //! loop.
 
@@ -372,17 +373,19 @@ pub fn random_zipfian(rng: &mut Prng, lb: i64, ub: i64, s: f64) -> Result<i64, S
 // ---------------------------------------------------------------------------
 // Evaluation
 
-/// pgbench coerceToInt: floats truncate, but only when they fit.
+/// pgbench coerceToInt: a double is rounded with rint() (to the nearest integer, halves to the
+/// even one: int(2.5) is 2, int(3.5) is 4), and refused when it is NaN or does not fit.
 #[inline]
 pub fn to_int(v: Value) -> Result<i64, ScriptError> {
     match v {
         Value::Int(i) => Ok(i),
         Value::Float(f) => {
-            // FLOAT8_FITS_IN_INT64
-            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
+            let r = f.round_ties_even();
+            // FLOAT8_FITS_IN_INT64 (a NaN is in no range)
+            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                 Err(ScriptError("double to int overflow"))
             } else {
-                Ok(f as i64)
+                Ok(r as i64)
             }
         }
         Value::Bool(_) => Err(ScriptError("cannot coerce boolean to int")),
@@ -712,11 +715,38 @@ mod tests {
     }
 
     #[test]
+    fn a_double_made_an_integer_is_rounded_as_pgbench_rint_does() {
+        // The values real pgbench 15 gives (halves go to the even neighbour).
+        for (x, want) in [
+            (3.7, 4),
+            (9.5, 10),
+            (-3.5, -4),
+            (2.5, 2),
+            (-0.4, 0),
+            (1.6, 2),
+        ] {
+            assert_eq!(
+                ev(&call(Func::Int, vec![f(x)])),
+                Ok(Value::Int(want)),
+                "int({x})"
+            );
+        }
+        assert_eq!(ev(&op(Op::Mod, f(7.5), i(2))), Ok(Value::Int(0)));
+        assert_eq!(ev(&call(Func::Mod, vec![f(7.9), i(2)])), Ok(Value::Int(0)));
+        assert_eq!(
+            ev(&call(Func::Random, vec![f(1.6), f(1.6)])),
+            Ok(Value::Int(2))
+        );
+        assert!(ev(&call(Func::Int, vec![f(f64::NAN)])).is_err());
+        assert!(ev(&call(Func::Int, vec![f(9.3e18)])).is_err());
+    }
+
+    #[test]
     fn float_arithmetic() {
         assert_eq!(ev(&op(Op::Add, i(2), f(0.5))), Ok(Value::Float(2.5)));
         assert_eq!(ev(&op(Op::Div, i(7), f(2.0))), Ok(Value::Float(3.5)));
         assert_eq!(ev(&op(Op::Mul, Expr::Var(1), i(2))), Ok(Value::Float(5.0)));
-        assert_eq!(ev(&op(Op::Mod, f(7.9), i(3))), Ok(Value::Int(1)));
+        assert_eq!(ev(&op(Op::Mod, f(7.9), i(3))), Ok(Value::Int(2))); // rint(7.9) % 3
     }
 
     #[test]
@@ -757,7 +787,7 @@ mod tests {
             ev(&call(Func::Greatest, vec![i(3), f(2.5)])),
             Ok(Value::Float(3.0))
         );
-        assert_eq!(ev(&call(Func::Int, vec![f(-2.9)])), Ok(Value::Int(-2)));
+        assert_eq!(ev(&call(Func::Int, vec![f(-2.9)])), Ok(Value::Int(-3)));
         assert_eq!(ev(&call(Func::Double, vec![i(2)])), Ok(Value::Float(2.0)));
         assert_eq!(ev(&call(Func::Sqrt, vec![i(16)])), Ok(Value::Float(4.0)));
         let r = ev(&call(
