@@ -99,9 +99,9 @@ _KEYWORDS = {
     "case", "when", "then", "else", "end",
 }  # fmt: skip
 #: ``\\gset``/``\\aset`` followed by more than a prefix word (a line _CAPTURE did not take)
-_BAD_CAPTURE = re.compile(r"(?<!\\)\\([ga]set)(?=\s|$)")
+_BAD_CAPTURE = re.compile(r"(?<!\\)\\([ga]set)(?=\s|$)", re.I)
 #: a line that ends with ``\\gset [prefix]`` or ``\\aset [prefix]``
-_CAPTURE = re.compile(r"(?P<sql>.*?)\\(?P<kind>[ga]set)(?:[ \t]+(?P<prefix>\w+))?\s*$", re.S)
+_CAPTURE = re.compile(r"(?P<sql>.*?)\\(?P<kind>[ga]set)(?:[ \t]+(?P<prefix>\w+))?\s*$", re.S | re.I)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TOKEN = re.compile(
     r"\s*(?:(?P<float>\d+\.\d*(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+|\.\d+(?:[eE][-+]?\d+)?)"
@@ -155,7 +155,7 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
             continue
         bad = _BAD_CAPTURE.search(stripped) if "\\" in stripped else None
         if bad:
-            word = bad[1]
+            word = bad[1].lower()
             raise ScriptError(
                 f"\\{word} ends an SQL statement and takes at most one prefix word:"
                 f" SELECT ... \\{word} [prefix]",
@@ -218,7 +218,7 @@ def _capture(
     scope: _Scope,
 ) -> None:
     """A statement ended by ``\\gset``/``\\aset`` (on its last line or the next one)."""
-    kind = m["kind"]
+    kind = m["kind"].lower()  # as pgbench, any case: \GSET
     prefix = m["prefix"] or ""
     statements, rest = split_statements(sql)
     if rest.strip() and not _only_comments(rest):
@@ -342,8 +342,9 @@ def _block_comment_end(text: str, i: int) -> int:
 
 
 def _parse_meta(line: str, lineno: int, scope: _Scope) -> Command:
-    word, _, rest = line[1:].partition(" ")
-    word = word.strip()
+    # As pgbench: the name in any case (\SET), and any white space (tabs too) between words.
+    word, rest = ([*line[1:].split(None, 1), "", ""])[:2]
+    word = word.lower()
     rest = rest.strip()
     if word in ("if", "elif"):
         if not rest:
@@ -362,7 +363,7 @@ def _parse_meta(line: str, lineno: int, scope: _Scope) -> Command:
         kind = word.removesuffix("pipeline")
         return PipelineCommand(kind=kind, line=lineno)  # type: ignore[arg-type]
     if word == "set":
-        name, _, expr_text = rest.partition(" ")
+        name, expr_text = ([*rest.split(None, 1), "", ""])[:2]
         if not _NAME.fullmatch(name):
             raise ScriptError(
                 f"\\set needs a variable name and an expression, e.g. '\\set id random(1, 1000)'"
@@ -380,7 +381,7 @@ def _parse_meta(line: str, lineno: int, scope: _Scope) -> Command:
             raise ScriptError(
                 "\\sleep needs a duration and an optional unit: \\sleep 10 ms", lineno
             )
-        unit = parts[1] if len(parts) == 2 else "s"
+        unit = parts[1].lower() if len(parts) == 2 else "s"
         if unit not in ("us", "ms", "s"):
             raise ScriptError(f"\\sleep unit {unit!r} is not one of us, ms, s", lineno)
         value = parts[0]
@@ -708,7 +709,9 @@ class _ExprParser:
 def _check_literal_parameters(name: str, args: list[Expr], lineno: int) -> None:
     """Catch out-of-range constant parameters now rather than as failed transactions later."""
     values = [a.value if isinstance(a, IntLit | FloatLit) else None for a in args]
-    low, high = values[0], values[1] if len(values) > 1 else None
+    if len(values) < 2:  # pi(), abs(x), ...: no bounds to check
+        return
+    low, high = values[0], values[1]
     if name.startswith("random") and low is not None and high is not None and low > high:
         raise ScriptError(f"{name}(): the lower bound {low} exceeds {high}", lineno)
     if len(values) < 3 or values[2] is None:
