@@ -9,6 +9,7 @@ import math
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,6 +121,18 @@ def test_swingbench_namespace_free_and_minimal_files_parse(tmp_path: Path, resul
         ("<Results>\n<TPSReadings>1687533274000,1,1687533275000</TPSReadings></Results>",
          ":2: <TPSReadings> holds 3 numbers; expected pairs"),
         ("<Results></Results>", "expected Swingbench results"),
+        # Figures no Swingbench writes: stored as they were before (a mean of -500).
+        ("<Results>\n<TransactionResults>\n<Result id='a'>\n<TransactionCount>-500"
+         "</TransactionCount></Result></TransactionResults></Results>",
+         ":4: <TransactionCount> holds '-500'; expected a number ≥ 0"),
+        ("<Results>\n<TransactionResults>\n<Result id='a'>\n<TransactionCount>500.7"
+         "</TransactionCount></Result></TransactionResults></Results>",
+         ":4: <TransactionCount> holds 500.7; expected a whole number"),
+        ("<Results>\n<TransactionResults>\n<Result id='a'><TransactionCount>5</TransactionCount>"
+         "\n<AverageResponse>NaN</AverageResponse></Result></TransactionResults></Results>",
+         ":4: <AverageResponse> holds 'NaN'"),
+        ("<Results><Overview>\n<TotalFailedTransactions>-3</TotalFailedTransactions>"
+         "</Overview></Results>", ":2: <TotalFailedTransactions> holds '-3'"),
     ],
 )  # fmt: skip
 def test_malformed_swingbench(tmp_path: Path, results: Path, content: str, message: str) -> None:
@@ -231,6 +244,25 @@ def test_malformed_sysbench(tmp_path: Path, results: Path, content: str, message
                    "bad.txt", message)  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # A damaged histogram row: the later buckets (and the tail percentiles) would be lost.
+        (lambda t: t.replace("       7.560 |", "         abc |"), ":23: a histogram row"),
+        # Cut off before the final summary: the intervals alone are not the run.
+        (lambda t: t.split("Latency histogram")[0], "no 'total time:' line"),
+    ],
+)
+def test_a_damaged_sysbench_output_is_refused(
+    tmp_path: Path, results: Path, change: Any, message: str
+) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text(change((FIXTURES / "sysbench_oltp.txt").read_text()))
+    proc = wannabet("import", "sysbench", str(bad), "--results", str(results))
+    one_line_error(proc, "bad.txt", message)
+    assert not results.exists() or not Store(results, read_only=True).runs()
+
+
 # -- hyperfine -------------------------------------------------------------------------------------
 
 
@@ -267,6 +299,11 @@ def test_hyperfine_condition_override(results: Path) -> None:
         ('{"results": [\n{"command": "a", "times": [0.1, "x"]}]}', ":2: results[0].times"),
         ('{"results": [\n{"command": "a", "times": [0.1], "exit_codes": [0, 1]}]}',
          ":2: results[0].exit_codes"),
+        # Too large for nanoseconds in 64 bits (1e400 is inf): stored as INT64_MIN before.
+        ('{"results": [\n{"command": "a", "times": [0.1, 1e400]}]}', ":2: results[0].times[1]"),
+        ('{"results": [\n{"command": "a", "times": [0.1, 1e12]}]}', ":2: results[0].times[1]"),
+        ('{"results": [\n{"command": "a", "times": [0.1], "exit_codes": [3.5]}]}',
+         ":2: results[0].exit_codes[0] is 3.5"),
     ],
 )  # fmt: skip
 def test_malformed_hyperfine(tmp_path: Path, results: Path, content: str, message: str) -> None:

@@ -35,6 +35,10 @@ def _line_of(text: str, needle: str, start: int = 0) -> int | None:
     return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
+#: the longest run time taken, in seconds: its nanoseconds must fit in a 64-bit integer
+MAX_SECONDS = 9e9
+
+
 def read_hyperfine(file: Path) -> list[dict[str, Any]]:
     """The ``results`` of a hyperfine JSON export, checked."""
     text = "\n".join(read_text(file)) + "\n"
@@ -64,16 +68,38 @@ def read_hyperfine(file: Path) -> list[dict[str, Any]]:
                 f'{where} ({result["command"]!r}) has no "times"; expected the run times'
                 " (hyperfine 1.9 or later)",
             )
-        if not all(
-            isinstance(t, int | float) and not isinstance(t, bool) and t >= 0 for t in times
-        ):
-            raise bad(file, line, f"{where}.times: expected numbers of seconds ≥ 0")
+        wrong = next(
+            (
+                i
+                for i, t in enumerate(times)
+                if isinstance(t, bool)
+                or not isinstance(t, int | float)
+                or not 0 <= t < MAX_SECONDS  # inf (1e400) and NaN too
+            ),
+            None,
+        )
+        if wrong is not None:
+            raise bad(
+                file,
+                line,
+                f"{where}.times[{wrong}] is {times[wrong]!r}; expected a number of seconds ≥ 0"
+                f" and below {MAX_SECONDS:.0e} (stored in nanoseconds)",
+            )
         codes = result.get("exit_codes")
         if codes is None:
             codes = [0] * len(times)
         if not isinstance(codes, list) or len(codes) != len(times):
             raise bad(
                 file, line, f"{where}.exit_codes: expected one exit code per time ({len(times)})"
+            )
+        # hyperfine writes null for a command a signal ended; anything else is not its output.
+        odd = next((i for i, c in enumerate(codes) if c is not None and type(c) is not int), None)
+        if odd is not None:
+            raise bad(
+                file,
+                line,
+                f"{where}.exit_codes[{odd}] is {codes[odd]!r}; expected a whole number, or null"
+                " for a command a signal ended",
             )
         out.append(
             {

@@ -19,6 +19,7 @@ Element names are matched without their namespace, and with the misspellings of 
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -82,11 +83,25 @@ def _find(root: ET.Element, name: str) -> ET.Element | None:
 
 
 def _number(file: Path, el: ET.Element, what: str) -> float:
+    """A figure of the file: every one Swingbench writes (counts, times, rates) is a finite
+    number ≥ 0, so anything else is a damaged file, not a value to store."""
     text = (el.text or "").strip().strip('"').replace(",", "")
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise bad(file, _line(el), f"<{what}> holds {text!r}; expected a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise bad(file, _line(el), f"<{what}> holds {text!r}; expected a number ≥ 0")
+    return value
+
+
+def _count(file: Path, el: ET.Element, what: str) -> int:
+    value = _number(file, el, what)
+    if value != int(value):
+        raise bad(
+            file, _line(el), f"<{what}> holds {value!r}; expected a whole number of transactions"
+        )
+    return int(value)
 
 
 # Line of each element of the file being read: ElementTree keeps none, and its elements take
@@ -138,7 +153,9 @@ def read_swingbench(file: Path) -> dict[str, Any]:
             if key is None:
                 continue
             text = (el.text or "").strip().strip('"')
-            if key in ("completed", "failed", "average_tps", "maximum_transaction_rate"):
+            if key in ("completed", "failed"):
+                overview[key] = _count(file, el, el.tag.rsplit("}", 1)[-1])
+            elif key in ("average_tps", "maximum_transaction_rate"):
                 overview[key] = _number(file, el, el.tag.rsplit("}", 1)[-1])
             else:
                 overview[key] = text
@@ -165,11 +182,11 @@ def read_swingbench(file: Path) -> dict[str, Any]:
             elif tag in ("averageresponse", "minimumresponse", "maximumresponse"):
                 item[tag[:3]] = _number(file, child, label)
             elif tag == "transactioncount":
-                item["count"] = int(_number(file, child, label))
+                item["count"] = _count(file, child, label)
             elif tag in ("failedtransactioncount", "failedcount"):
-                item["failed"] = int(_number(file, child, label))
+                item["failed"] = _count(file, child, label)
             elif tag == "rollbackcount":
-                item["rollbacks"] = int(_number(file, child, label))
+                item["rollbacks"] = _count(file, child, label)
             elif "histogram" in tag:
                 counts = re.findall(r"-?\d+(?:\.\d+)?", child.text or "")
                 buckets = [
