@@ -345,17 +345,18 @@ def test_an_a_vs_a_run_goes_to_max_samples_without_calling_it_different(tmp_path
 
 
 def test_compare_judges_a_stopped_run_by_the_rope_and_alpha_it_stopped_by(tmp_path: Path) -> None:
-    text = A_VS_A.replace("max_samples = 5", 'max_samples = 12\nrope = "80%"\nalpha = 0.1')
+    # A ROPE so wide that the run decides within its blocks however loaded the machine is.
+    text = A_VS_A.replace("max_samples = 5", 'max_samples = 12\nrope = "400%"\nalpha = 0.1')
     (tmp_path / "fixed").mkdir()
     store, run_id, _ = _run(tmp_path, text)
     rule = store.run(run_id).until_decided
     assert rule is not None and rule["stopped"] == "decided"
     # Not given, alpha and the ROPE are the run's: the verdict is the one it stopped on.
     options = comparison_options(store, [run_id])
-    assert (options.alpha, options.rope_pct) == (0.1, 80.0)
+    assert (options.alpha, options.rope_pct) == (0.1, 400.0)
     [doc] = comparison_documents(store, [run_id], options)
     assert doc["comparisons"][0]["verdict"] == "no-difference"
-    assert (doc["sequential"]["alpha"], doc["sequential"]["rope_pct"]) == (0.1, 80.0)
+    assert (doc["sequential"]["alpha"], doc["sequential"]["rope_pct"]) == (0.1, 400.0)
     assert "decided" in doc["sequential"]["note"]
     # Given, they win.
     options = comparison_options(store, [run_id], rope="2%", alpha=0.05)
