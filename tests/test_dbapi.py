@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from urllib.parse import quote
 
+import duckdb
 import numpy as np
 import pytest
 
@@ -340,3 +341,44 @@ def test_fetch_size_is_a_factor_on_duckdb(tmp_path: Path) -> None:
     summaries = store.condition_summaries(out.run_id)
     assert sorted(s.condition for s in summaries) == ["fetch=10", "fetch=1000"]
     assert all(s.errors == 0 and s.transactions == 20 for s in summaries)
+
+
+@pytest.mark.parametrize("form", ["conninfo", "url"])
+def test_a_password_inside_a_conninfo_is_never_shown_or_stored(
+    postgres: ThrowawayPostgres, tmp_path: Path, form: str
+) -> None:
+    """The documented ``dbapi://psycopg?conninfo=...`` carries the password encoded inside a
+    value: scrubbed from the stored target, summary, report and a connection error alike."""
+    secret = postgres.password
+    assert secret
+    inner = (
+        f"host=127.0.0.1 port={postgres.port} user={postgres.user} password={secret}"
+        f" dbname={postgres.database}"
+        if form == "conninfo"
+        else postgres.url
+    )
+    url = "dbapi://psycopg?conninfo=" + quote(inner, safe="")
+    file = tmp_path / "e.toml"
+    file.write_text(
+        'name = "e"\n[[workload.transactions]]\nscript = "SELECT 1;"\n'
+        '[sampling]\nsamples = 1\ntransactions = 5\nwarmup = "0s"\n'
+    )
+    results = tmp_path / "r.duckdb"
+    proc = wannabet("run", str(file), "-r", str(results), "-t", url, "--no-stats")
+    assert proc.returncode == 0, proc.stderr
+    shown = proc.stdout + proc.stderr
+    summary = wannabet("summary", "-r", str(results), "-f", "json").stdout
+    wannabet("report", "-r", str(results), "-o", str(tmp_path / "r.html"))
+    with duckdb.connect(str(results), read_only=True) as con:
+        stored = " ".join(
+            str(v) for row in con.execute("SELECT * FROM runs").fetchall() for v in row
+        )
+    for text in (shown, summary, (tmp_path / "r.html").read_text(), stored):
+        assert secret not in text and quote(secret, safe="") not in text
+    assert "password%3D***" in stored or "%3A***%40" in stored
+    # A connection that fails says so without it.
+    refused = url.replace(f"port%3D{postgres.port}", "port%3D1").replace(
+        f"%3A{postgres.port}", "%3A1"
+    )
+    proc = wannabet("run", str(file), "-r", str(results), "-t", refused, "--no-stats")
+    assert proc.returncode == 3 and secret not in proc.stdout + proc.stderr

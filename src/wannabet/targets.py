@@ -49,7 +49,8 @@ class Target:
         """The URL with any password replaced by ``***``."""
         if self.path is not None:
             return f"{self.url.split(':', 1)[0]}:///{self.path}"
-        return redact(self.url)
+        # The backend knows where its URLs carry a password (a DB-API URL's conninfo, encoded).
+        return redact(self.url, self.password)
 
     @property
     def placeholder_style(self) -> PlaceholderStyle:

@@ -49,5 +49,22 @@ def keywords(target: Target) -> dict[str, str | int]:
 
 
 def password(url: str) -> str | None:
-    """The ``password`` keyword, if the URL carries one."""
-    return dict(parse_qsl(urlsplit(url).query)).get("password") or None
+    """The password the URL carries: its ``password`` keyword, or one inside a keyword's
+    value, as ``password=...`` of a libpq conninfo or ``user:password@`` of a URL (the
+    documented ``conninfo=`` form), so that it is scrubbed wherever the URL is shown."""
+    from wannabet.targets import url_password
+
+    found = None
+    for key, value in parse_qsl(urlsplit(url).query):
+        if key.lower() in ("password", "passwd", "pwd"):
+            found = value
+        else:
+            m = _CONNINFO_PASSWORD.search(value)
+            found = found or (m and (m[1] if m[1] is not None else m[2])) or url_password(value)
+        if found:
+            return found
+    return None
+
+
+#: ``password=secret`` or ``password='se cret'`` in a libpq-style conninfo string
+_CONNINFO_PASSWORD = re.compile(r"\bpassword\s*=\s*(?:'([^']*)'|(\S+))", re.I)
