@@ -382,3 +382,27 @@ def test_a_password_inside_a_conninfo_is_never_shown_or_stored(
     )
     proc = wannabet("run", str(file), "-r", str(results), "-t", refused, "--no-stats")
     assert proc.returncode == 3 and secret not in proc.stdout + proc.stderr
+
+
+def test_a_duckdb_statement_past_the_grace_is_cancelled(duck: Target, tmp_path: Path) -> None:
+    """DuckDB runs a session's statements on its cursor, a connection of its own: the cancel
+    must reach that one, or the statement runs on and the session is given up on."""
+    from wannabet.runner import run_experiment
+    from wannabet.store import Store
+
+    text = (
+        'name = "long"\n[[workload.transactions]]\n'
+        'script = "SELECT count(*) FROM range(10000000000) a WHERE a.range % 7 = 3;"\n'
+        '[sampling]\nsamples = 1\nduration = "0.2s"\nwarmup = "0s"\ngrace = "0.4s"\n'
+        'on_degraded = "skip"\n'
+    )
+    store = Store(tmp_path / "r.duckdb")
+    outcome = run_experiment(
+        parse_experiment(text, file="e.toml"), target=duck, store=store, engine=ENGINE
+    )
+    [sample] = store.samples(outcome.run_id)
+    assert sample["status"] == "degraded"
+    assert "still running were cancelled" in sample["reason"]
+    assert "did not return" not in sample["reason"]  # the session came back
+    with store.read() as con:
+        assert con.execute("SELECT status FROM transactions").fetchall() == [("timeout",)]

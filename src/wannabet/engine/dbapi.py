@@ -73,8 +73,10 @@ class Driver:
     #: PEP 249 paramstyle: ``qmark``, ``numeric``, ``named``, ``format`` or ``pyformat``
     paramstyle: str
     classify: Classify = default_classify
-    #: stops the connection's running statement from another thread, if the driver can
-    cancel: Callable[[Any], None] | None = None
+    #: ``(connection, cursor) -> None``: stops the session's running statement from another
+    #: thread, if the driver can (DuckDB's cursor is a connection of its own: its interrupt is
+    #: the cursor's; Oracle cancels on the connection)
+    cancel: Callable[[Any, Any], None] | None = None
     #: BEGIN, COMMIT and ROLLBACK are SQL the database takes; False (Oracle: no BEGIN): BEGIN
     #: turns the connection's autocommit off, COMMIT and ROLLBACK are the driver's methods
     transaction_sql: bool = True
@@ -270,7 +272,7 @@ class DbapiSession:
 
     def cancel(self) -> None:
         if self._driver.cancel is not None:
-            self._driver.cancel(self._conn)
+            self._driver.cancel(self._conn, self._cursor)
 
     def close(self) -> None:
         try:

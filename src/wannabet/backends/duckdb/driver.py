@@ -49,5 +49,7 @@ def driver(target: Target) -> Driver:
         connect=lambda: connect(target),
         paramstyle=duckdb.paramstyle,
         classify=classify,
-        cancel=lambda conn: conn.interrupt(),
+        # The statements run on the session's cursor, which DuckDB makes a connection of its
+        # own: the connection's interrupt() does not reach them.
+        cancel=lambda conn, cursor: cursor.interrupt(),
     )

@@ -62,6 +62,6 @@ def driver(target: Target) -> Driver:
         connect=lambda: connect(target),
         paramstyle="named",
         classify=classify,
-        cancel=lambda conn: conn.cancel(),
+        cancel=lambda conn, cursor: conn.cancel(),
         transaction_sql=False,
     )
