@@ -258,3 +258,12 @@ def test_a_hook_finds_the_scripts_next_to_the_experiment_file(tmp_path: Path) ->
     results = tmp_path / "r.duckdb"
     wannabet_ok("run", "../shipped/e.toml", "--results", str(results), "--no-stats", cwd=elsewhere)
     assert log.read_text().splitlines() == [str(shipped.resolve())]
+
+
+def test_a_message_naming_a_variable_prints_it_as_written(tmp_path: Path) -> None:
+    """``:id:`` in a message is a variable, not rich's emoji code for 🆔."""
+    spec = tmp_path / "e.toml"
+    spec.write_text('name = "e"\n[[workload.transactions]]\nscript = "SELECT :id + :b"\n')
+    proc = wannabet("check", str(spec))
+    assert proc.returncode == 2
+    assert "unknown variable :id:" in proc.stderr and "🆔" not in proc.stderr

@@ -129,7 +129,9 @@ def _rich(*renderables: Any) -> tuple[str, str]:
     """The CLI's rich output of ``renderables``, as plain text and as HTML."""
     from rich.console import Console
 
-    console = Console(record=True, width=120, file=io.StringIO(), color_system="truecolor")
+    console = Console(
+        record=True, width=120, file=io.StringIO(), color_system="truecolor", emoji=False
+    )
     for r in renderables:
         console.print(r, highlight=False)
     text = console.export_text(clear=False)

@@ -37,8 +37,9 @@ app = typer.Typer(
 # Piped output is read by people too: do not squeeze tables into 80 columns when there is no
 # terminal to fit (COLUMNS still wins when set).
 _WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
-console = Console(width=_WIDTH)
-err_console = Console(stderr=True)
+# No emoji codes: a message that names :id: must print it, not 🆔.
+console = Console(width=_WIDTH, emoji=False)
+err_console = Console(stderr=True, emoji=False)
 _state = {"debug": False}
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -71,7 +71,10 @@ def wannabet_in_process(*args: str) -> subprocess.CompletedProcess[str]:
     consoles = cli.console, cli.err_console
     argv = sys.argv
     with CliRunner().isolation(env={"COLUMNS": None, "LINES": None}) as (out, err, _):
-        cli.console, cli.err_console = Console(width=160), Console(stderr=True, width=80)
+        cli.console, cli.err_console = (
+            Console(width=160, emoji=False),
+            Console(stderr=True, width=80, emoji=False),
+        )
         sys.argv = ["wannabet", *args]
         try:
             entry.main()
