@@ -406,3 +406,19 @@ def test_a_duckdb_statement_past_the_grace_is_cancelled(duck: Target, tmp_path: 
     assert "did not return" not in sample["reason"]  # the session came back
     with store.read() as con:
         assert con.execute("SELECT status FROM transactions").fetchall() == [("timeout",)]
+
+
+def test_check_with_a_duckdb_target_prepares_every_condition(tmp_path: Path) -> None:
+    """DuckDB has no SAVEPOINT: each condition is tried in a transaction of its own, after the
+    set-up, and a wrong column is still found (it failed every statement before)."""
+    target = f"duckdb:///{tmp_path / 'chk.duckdb'}"
+    example = EXAMPLES / "duckdb-approx-distinct.toml"
+    proc = wannabet("check", str(example), "--target", target)
+    assert proc.returncode == 0, proc.stderr
+    assert "prepared all 4 statements" in proc.stdout
+    broken = tmp_path / "broken.toml"
+    broken.write_text(example.read_text().replace("count(DISTINCT", "count(DISTINCT nope +", 1))
+    proc = wannabet("check", str(broken), "--target", target)
+    assert proc.returncode == 3
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert errors and all("nope" in ln for ln in errors), proc.stderr

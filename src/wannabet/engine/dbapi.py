@@ -80,6 +80,9 @@ class Driver:
     #: BEGIN, COMMIT and ROLLBACK are SQL the database takes; False (Oracle: no BEGIN): BEGIN
     #: turns the connection's autocommit off, COMMIT and ROLLBACK are the driver's methods
     transaction_sql: bool = True
+    #: SAVEPOINT and ROLLBACK TO are SQL the database takes; False (DuckDB has none): the dry
+    #: run gives each condition a transaction of its own, the set-up run again in it
+    savepoints: bool = True
 
 
 class SessionError(Exception):
@@ -270,6 +273,11 @@ class DbapiSession:
             rows = self._cursor.fetchall() if ran and self._cursor.description is not None else []
         return [[_text(v) for v in row] for row in rows]
 
+    @property
+    def savepoints(self) -> bool:
+        """Whether the database takes SAVEPOINT (see :attr:`Driver.savepoints`)."""
+        return self._driver.savepoints
+
     def cancel(self) -> None:
         if self._driver.cancel is not None:
             self._driver.cancel(self._conn, self._cursor)
@@ -392,15 +400,24 @@ class DbapiEngine:
                 session.batch("BEGIN")
             done = [attempt(ran(sql)) for sql in setup]
             out = []
-            for sql_list, statements in conditions:
-                attempt(ran("SAVEPOINT wannabet_condition"))
+            for index, (sql_list, statements) in enumerate(conditions):
+                if session.savepoints:
+                    attempt(ran("SAVEPOINT wannabet_condition"))
+                elif index:
+                    # No savepoints: the set-up again in a new transaction (its errors were
+                    # reported with the first).
+                    attempt(ran("ROLLBACK"))
+                    attempt(ran("BEGIN"))
+                    for sql in setup:
+                        attempt(ran(sql))
                 out.append(
                     (
                         [attempt(ran(sql)) for sql in sql_list],
                         [attempt(prepared(st, n)) for st, n in statements],
                     )
                 )
-                attempt(ran("ROLLBACK TO SAVEPOINT wannabet_condition"))
+                if session.savepoints:
+                    attempt(ran("ROLLBACK TO SAVEPOINT wannabet_condition"))
             attempt(ran("ROLLBACK"))
             return done, out
         finally:

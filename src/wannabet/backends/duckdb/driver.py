@@ -52,4 +52,5 @@ def driver(target: Target) -> Driver:
         # The statements run on the session's cursor, which DuckDB makes a connection of its
         # own: the connection's interrupt() does not reach them.
         cancel=lambda conn, cursor: cursor.interrupt(),
+        savepoints=False,
     )
