@@ -445,6 +445,10 @@ def test_mysql_redo_log_writes_the_server_does_not_time_are_said() -> None:
     assert len(notes) == 1 and "not in the wait per unit" in notes[0], u.notes
     assert u.wait_ms_per_unit is not None
     assert u.wait_ms_per_unit.mean == pytest.approx(0.012)
+    # The text summary says it too, as the JSON and the report do.
+    from wannabet.render.summary import unit_of_work_warnings
+
+    assert any("redo log" in line for line in unit_of_work_warnings([u])), u.notes
     # A read-only sample writes no redo: no note.
     u = unit_of_work("c", [mysql_sample(timed, log_written=0)], source=MYSQL)
     assert not any("redo log" in n for n in u.notes), u.notes
