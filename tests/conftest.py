@@ -107,6 +107,7 @@ def _packages_the_fixtures_would_install() -> list[str]:
         "mariadb-server": find_mariadb() is not None,
         "openssl": shutil.which("openssl") is not None,  # the TLS tests' certificates
         "fio": shutil.which("fio") is not None,
+        "sysbench": shutil.which("sysbench") is not None,
         "linux-perf": shutil.which("perf") is not None,
         "chromium": shutil.which("chromium") is not None,
         "chromium-driver": shutil.which("chromedriver") is not None,

@@ -17,6 +17,8 @@ from test_summaries import assert_summaries_match_rows
 from wannabet.importers.sysbench import histogram_bins
 from wannabet.store import Store, queries
 from wannabet.testing import cli
+from wannabet.testing.ci import unavailable
+from wannabet.testing.packages import PackageUnavailable, ensure_command
 
 # Imports of small fixtures: a hang shows within two minutes.
 wannabet = functools.partial(cli.wannabet, timeout=120)
@@ -176,8 +178,8 @@ def test_sysbench_round_trip_intervals_summary_and_histogram(results: Path) -> N
     assert (agg["count"], agg["failed"]) == (2500, 1)
     assert (agg["lat_min_ms"], agg["lat_mean_ms"], agg["lat_max_ms"]) == (3.98, 7.99, 14.90)
     assert agg["percentiles"] == {"p95": 10.46}
-    assert agg["histogram"]["buckets"][2] == [6.213, 900]
-    assert sum(c for _, c in agg["histogram"]["buckets"]) == 2050
+    assert agg["histogram"]["buckets"][2] == [6.213, 1350]
+    assert sum(c for _, c in agg["histogram"]["buckets"]) == 2500
     assert agg["extra"]["latency_sum_ms"] == 19975.0
     (c,) = summary(results)["conditions"]
     assert c["transactions"] == 2501 and c["errors"] == 1
@@ -251,8 +253,15 @@ def test_malformed_sysbench(tmp_path: Path, results: Path, content: str, message
         (lambda t: t.replace("       7.560 |", "         abc |"), ":23: a histogram row"),
         # Cut off before the final summary: the intervals alone are not the run.
         (lambda t: t.split("Latency histogram")[0], "no 'total time:' line"),
+        # A row lost from the histogram (or a damaged count): its 2,500 events no longer add up.
+        (lambda t: t.replace("      11.241 |**                                       30\n", ""),
+         ":18: the histogram counts 2470 events, but line 39's 'total number of events:'"
+         " is 2500"),
+        (lambda t: t.replace("total number of events:              2500",
+                             "total number of events:              2600"),
+         "counts 2500 events, but line 40's 'total number of events:' is 2600"),
     ],
-)
+)  # fmt: skip
 def test_a_damaged_sysbench_output_is_refused(
     tmp_path: Path, results: Path, change: Any, message: str
 ) -> None:
@@ -261,6 +270,43 @@ def test_a_damaged_sysbench_output_is_refused(
     proc = wannabet("import", "sysbench", str(bad), "--results", str(results))
     one_line_error(proc, "bad.txt", message)
     assert not results.exists() or not Store(results, read_only=True).runs()
+
+
+def test_real_sysbench_histograms_count_every_event(tmp_path: Path, results: Path) -> None:
+    # What the check above relies on, on sysbench's own output: several threads and interval
+    # reports (which merge the per-thread histogram slots while the workers run).
+    try:
+        sysbench = ensure_command("sysbench", package="sysbench")
+    except PackageUnavailable as exc:
+        unavailable("sysbench", exc)
+    out = tmp_path / "cpu.txt"
+    args = ["cpu", "--threads=4", "--time=1", "--cpu-max-prime=2000", "--report-interval=1"]
+    proc = subprocess.run(
+        [sysbench, *args, "--histogram=on", "run"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    out.write_text(proc.stdout)
+    ok("import", "sysbench", str(out), "--results", str(results))
+    (agg,) = Store(results).aggregates(1)
+    events = int(proc.stdout.split("total number of events:")[1].split()[0])
+    assert agg["count"] == events == sum(c for _, c in agg["histogram"]["buckets"]) > 100
+
+
+def test_sysbench_histogram_after_a_warm_up_need_not_add_up(tmp_path: Path, results: Path) -> None:
+    # sysbench 1.1's --warmup-time resets its counters and then its histogram while the
+    # workers run: an event ending in between is counted in one of them only.
+    text = (FIXTURES / "sysbench_oltp.txt").read_text()
+    text = text.replace("Threads started!\n", "Threads started!\n\nWarming up for 1 seconds...\n")
+    warm = tmp_path / "warm.txt"
+    warm.write_text(
+        text.replace(
+            "       4.103 |**                                       20",
+            "       4.103 |**                                       18",
+        )
+    )
+    ok("import", "sysbench", str(warm), "--results", str(results))
+    (agg,) = Store(results).aggregates(1)
+    assert agg["count"] == 2500 and sum(c for _, c in agg["histogram"]["buckets"]) == 2498
 
 
 # -- hyperfine -------------------------------------------------------------------------------------

@@ -65,10 +65,14 @@ def read_sysbench(file: Path) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     histogram: list[list[float]] = []
     in_histogram = False
+    histogram_line = events_line = 0
+    warmup = False
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line:
             continue
+        if line.startswith("Warming up for"):
+            warmup = True
         if line.startswith("["):
             m = _INTERVAL.match(line)
             if m is None:
@@ -97,6 +101,7 @@ def read_sysbench(file: Path) -> dict[str, Any]:
             continue
         if line.startswith("Latency histogram"):
             in_histogram = True
+            histogram_line = number
             continue
         if in_histogram:
             if line.startswith("value"):
@@ -123,6 +128,8 @@ def read_sysbench(file: Path) -> dict[str, Any]:
                 summary[f"{key}_per_s"] = float(m.group(2))
             else:
                 summary.setdefault(key, float(m.group(1)))
+            if key == "events":
+                events_line = number
             break
     if not intervals and "transactions" not in summary and "events" not in summary:
         raise bad(
@@ -137,6 +144,19 @@ def read_sysbench(file: Path) -> dict[str, Any]:
             file,
             None,
             "no 'total time:' line; expected sysbench's final summary (is the output cut off?)",
+        )
+    # Every event adds one to the histogram and one to the events (sb_event_stop), and the
+    # histogram is printed once the workers have stopped, so the two agree exactly. Not after
+    # a warm-up (sysbench 1.1 --warmup-time): it resets the counters and the histogram one
+    # after the other while the workers run, and the events ending in between are in one only.
+    total = sum(int(count) for _, count in histogram)
+    if histogram and "events" in summary and not warmup and total != summary["events"]:
+        raise bad(
+            file,
+            histogram_line,
+            f"the histogram counts {total} events, but line {events_line}'s 'total number of"
+            f" events:' is {summary['events']:.0f}; expected the same number (sysbench counts"
+            " every event in both): is the file damaged?",
         )
     return {"intervals": intervals, "summary": summary, "histogram": histogram}
 
