@@ -272,6 +272,19 @@ def test_a_damaged_sysbench_output_is_refused(
     assert not results.exists() or not Store(results, read_only=True).runs()
 
 
+def test_sysbench_mean_is_its_latency_sum_over_its_events(tmp_path: Path, results: Path) -> None:
+    # 'avg:' is rounded to 0.01 ms; 'sum:' is too, but over all 2,500 events: 7.995 ms each.
+    text = (FIXTURES / "sysbench_oltp.txt").read_text()
+    exact = tmp_path / "exact.txt"
+    exact.write_text(text.replace("sum:                                19975.00",
+                                  "sum:                                19987.50"))  # fmt: skip
+    ok("import", "sysbench", str(exact), "--results", str(results))
+    (c,) = summary(results)["conditions"]
+    assert c["latency_ms"]["mean"] == pytest.approx(19987.50 / 2500, rel=1e-12)
+    (agg,) = Store(results).aggregates(1)
+    assert (agg["lat_mean_ms"], agg["lat_sum_ms"]) == (7.99, 19987.50)  # both kept as printed
+
+
 def test_real_sysbench_histograms_count_every_event(tmp_path: Path, results: Path) -> None:
     # What the check above relies on, on sysbench's own output: several threads and interval
     # reports (which merge the per-thread histogram slots while the workers run).
