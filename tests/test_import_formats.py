@@ -237,6 +237,9 @@ def test_sysbench_without_intervals_is_one_sample(tmp_path: Path, results: Path)
         ("[ 2s ] thds: 4 tps: 5.00\n[ 1s ] thds: 4 tps: 5.00\n", ":2: interval at 1s"),
         ("    transactions:                        2500   (499.80 per sec.)\n",
          "no 'total time:' line"),
+        # --report-checkpoints: each report resets the counters, so none covers the run.
+        ("[ 1s ] Checkpoint report:\nCPU speed:\n    events per second:  1203.51\n",
+         ":1: a --report-checkpoints report; expected sysbench's output without them"),
     ],
 )  # fmt: skip
 def test_malformed_sysbench(tmp_path: Path, results: Path, content: str, message: str) -> None:

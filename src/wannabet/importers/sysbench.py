@@ -40,6 +40,7 @@ _INTERVAL = re.compile(
     rf"(?:\s+err/s:?\s*{_NUM})?"
     rf"(?:\s+reconn/s:?\s*{_NUM})?\s*$"
 )
+_CHECKPOINT = re.compile(rf"^\[\s*{_NUM}s\s*\]\s+Checkpoint report:")
 _SUMMARY = {
     "transactions": re.compile(rf"^transactions:\s+(\d+)\s+\({_NUM} per sec\.\)"),
     "queries": re.compile(rf"^queries:\s+(\d+)\s+\({_NUM} per sec\.\)"),
@@ -74,6 +75,15 @@ def read_sysbench(file: Path) -> dict[str, Any]:
         if line.startswith("Warming up for"):
             warmup = True
         if line.startswith("["):
+            if _CHECKPOINT.match(line):
+                # Each checkpoint resets sysbench's counters and histogram: the final summary
+                # covers only the time since the last one, and no report covers the run.
+                raise bad(
+                    file,
+                    number,
+                    "a --report-checkpoints report; expected sysbench's output without them"
+                    " (each one resets its counters, so no summary covers the whole run)",
+                )
             m = _INTERVAL.match(line)
             if m is None:
                 raise bad(
