@@ -366,6 +366,9 @@ def test_hyperfine_condition_override(results: Path) -> None:
         ('{"results": [\n{"command": "a", "times": [0.1, 1e12]}]}', ":2: results[0].times[1]"),
         ('{"results": [\n{"command": "a", "times": [0.1], "exit_codes": [3.5]}]}',
          ":2: results[0].exit_codes[0] is 3.5"),
+        # An exit code is an i32 in hyperfine: a larger one was an OverflowError's traceback.
+        ('{"results": [\n{"command": "a", "times": [0.1], "exit_codes": [100000000000000000000]}]}',
+         ":2: results[0].exit_codes[0] is 100000000000000000000; expected a 32-bit whole number"),
     ],
 )  # fmt: skip
 def test_malformed_hyperfine(tmp_path: Path, results: Path, content: str, message: str) -> None:

@@ -92,14 +92,22 @@ def read_hyperfine(file: Path) -> list[dict[str, Any]]:
             raise bad(
                 file, line, f"{where}.exit_codes: expected one exit code per time ({len(times)})"
             )
-        # hyperfine writes null for a command a signal ended; anything else is not its output.
-        odd = next((i for i, c in enumerate(codes) if c is not None and type(c) is not int), None)
+        # hyperfine writes an i32, or null for a command a signal ended; anything else is not
+        # its output (and a larger integer would not fit the stored 64-bit column).
+        odd = next(
+            (
+                i
+                for i, c in enumerate(codes)
+                if c is not None and (type(c) is not int or not -(2**31) <= c < 2**31)
+            ),
+            None,
+        )
         if odd is not None:
             raise bad(
                 file,
                 line,
-                f"{where}.exit_codes[{odd}] is {codes[odd]!r}; expected a whole number, or null"
-                " for a command a signal ended",
+                f"{where}.exit_codes[{odd}] is {codes[odd]!r}; expected a 32-bit whole number,"
+                " or null for a command a signal ended",
             )
         out.append(
             {
