@@ -135,6 +135,25 @@ def test_swingbench_namespace_free_and_minimal_files_parse(tmp_path: Path, resul
          ":4: <AverageResponse> holds 'NaN'"),
         ("<Results><Overview>\n<TotalFailedTransactions>-3</TotalFailedTransactions>"
          "</Overview></Results>", ":2: <TotalFailedTransactions> holds '-3'"),
+        # Counts in a histogram, or of statements: dropped, truncated or stored negative before.
+        ("<Results>\n<TransactionResults>\n<Result id='a'><TransactionCount>5</TransactionCount>"
+         "\n<ResponseHistogram>3, -2, 1</ResponseHistogram></Result>"
+         "</TransactionResults></Results>",
+         ":4: <ResponseHistogram> holds the count '-2'; expected whole numbers ≥ 0"),
+        ("<Results>\n<TransactionResults>\n<Result id='a'><TransactionCount>5</TransactionCount>"
+         "\n<ResponseHistogram>3, 1.5</ResponseHistogram></Result></TransactionResults></Results>",
+         ":4: <ResponseHistogram> holds the count '1.5'"),
+        ("<Results>\n<TransactionResults>\n<Result id='a'><TransactionCount>5</TransactionCount>"
+         "\n<ResponseHistogram><Bucket upper='10' count='2.5'/></ResponseHistogram></Result>"
+         "</TransactionResults></Results>", ":4: <ResponseHistogram> holds the count '2.5'"),
+        ("<Results><DMLResults>\n<SelectStatements>12000.5</SelectStatements></DMLResults>"
+         "</Results>", ":2: <SelectStatements> holds 12000.5; expected a whole number of"
+         " statements"),
+        # Not finite, or past the 64-bit nanoseconds: an OverflowError's traceback before.
+        ("<Results>\n<TPSReadings>1687533274000,1e400,1687533275000,5</TPSReadings></Results>",
+         ":2: <TPSReadings> pair 1 is (1687533274000, 1e400); expected epoch milliseconds"),
+        ("<Results>\n<TPSReadings>1e400,5,1687533275000,5</TPSReadings></Results>",
+         ":2: <TPSReadings> pair 1 is (1e400, 5)"),
     ],
 )  # fmt: skip
 def test_malformed_swingbench(tmp_path: Path, results: Path, content: str, message: str) -> None:

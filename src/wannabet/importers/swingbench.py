@@ -95,14 +95,39 @@ def _number(file: Path, el: ET.Element, what: str) -> float:
     return value
 
 
-def _count(file: Path, el: ET.Element, what: str) -> int:
+def _count(file: Path, el: ET.Element, what: str, unit: str = "transactions") -> int:
     value = _number(file, el, what)
     if value != int(value):
-        raise bad(
-            file, _line(el), f"<{what}> holds {value!r}; expected a whole number of transactions"
-        )
+        raise bad(file, _line(el), f"<{what}> holds {value!r}; expected a whole number of {unit}")
     return int(value)
 
+
+def _histogram(file: Path, el: ET.Element, what: str) -> dict[str, list[Any]]:
+    """A ``<…Histogram>``: its counts, as bucket elements or as a list in its text. A count
+    that is not a whole number ≥ 0 is a damaged file (it was dropped or stored as it was)."""
+
+    def whole(text: str) -> int:
+        if not text.isdigit():
+            raise bad(
+                file, _line(el), f"<{what}> holds the count {text!r}; expected whole numbers ≥ 0"
+            )
+        return int(text)
+
+    buckets = [
+        [float(b.get("upper") or b.get("bucket") or b.get("time") or 0), whole(c)]
+        for b in el
+        for c in [(b.get("count") or b.text or "0").strip()]
+    ]
+    if buckets:
+        return {"buckets": buckets}
+    return {"counts": [whole(c) for c in re.findall(r"-?\d+(?:\.\d+)?", el.text or "")]}
+
+
+#: the latest TPS reading time taken, in epoch ms (the year 2255): its ns must fit in 64 bits
+MAX_EPOCH_MS = 9e12
+#: the largest TPS reading taken, a billion per second, far beyond any database: a sample's
+#: count (tps × the readings' step, at most 9e9 s) must fit in 64 bits
+MAX_TPS = 1e9
 
 # Line of each element of the file being read: ElementTree keeps none, and its elements take
 # no extra attributes. One file is read at a time.
@@ -165,7 +190,7 @@ def read_swingbench(file: Path) -> dict[str, Any]:
         for el in dml_el:
             name = _local(el.tag).removesuffix("statements")
             if name in _DML:
-                dml[name] = _number(file, el, el.tag.rsplit("}", 1)[-1])
+                dml[name] = _count(file, el, el.tag.rsplit("}", 1)[-1], "statements")
     results = []
     for el in root.iter():
         if _local(el.tag) != "result":
@@ -188,16 +213,7 @@ def read_swingbench(file: Path) -> dict[str, Any]:
             elif tag == "rollbackcount":
                 item["rollbacks"] = _count(file, child, label)
             elif "histogram" in tag:
-                counts = re.findall(r"-?\d+(?:\.\d+)?", child.text or "")
-                buckets = [
-                    [float(b.get("upper") or b.get("bucket") or b.get("time") or 0), int(c)]
-                    for b in child
-                    for c in [b.get("count") or (b.text or "0").strip()]
-                    if c.lstrip("-").isdigit()
-                ]
-                item["histogram"] = (
-                    {"buckets": buckets} if buckets else {"counts": [int(float(c)) for c in counts]}
-                )
+                item["histogram"] = _histogram(file, child, label)
         if "count" not in item:
             raise bad(
                 file,
@@ -220,12 +236,14 @@ def read_swingbench(file: Path) -> dict[str, Any]:
             )
         readings = [(float(numbers[i]), float(numbers[i + 1])) for i in range(0, len(numbers), 2)]
         for i, (at, tps) in enumerate(readings):
-            if at < 1e11 or tps < 0:
+            # Not inf (1e400) nor past 2255, whose nanoseconds would not fit in 64 bits.
+            if not 1e11 <= at < MAX_EPOCH_MS or not 0 <= tps < MAX_TPS:
                 raise bad(
                     file,
                     _line(tps_el),
                     f"<TPSReadings> pair {i + 1} is ({numbers[2 * i]}, {numbers[2 * i + 1]});"
-                    " expected epoch milliseconds and a tps ≥ 0",
+                    f" expected epoch milliseconds (before {MAX_EPOCH_MS:.0e}) and a tps ≥ 0"
+                    f" (below {MAX_TPS:.0e})",
                 )
     if not results and not readings and "completed" not in overview:
         raise bad(
