@@ -47,7 +47,9 @@ def test_the_background_install_holds_the_lock_until_it_ends(fake_apt: Path, tmp
     assert not _lock_is_free(fake_apt)
     # A fixture asking meanwhile waits, then finds the package installed and runs nothing.
     apt_install("some-package")
-    assert child.poll() == 0
+    # The lock goes when the child's descriptors close, a moment before the kernel reports it
+    # ended: wait for that rather than poll (a poll here raced and left the child unreaped).
+    assert child.wait(timeout=60) == 0
     # apt-get ran once: the fixture's call did not run it again.
     assert (tmp_path / "installed").read_text().splitlines() == ["installed"]
     assert _lock_is_free(fake_apt)
