@@ -33,6 +33,7 @@ from wannabet.spec import parse_experiment
 from wannabet.store import Store
 from wannabet.targets import Target
 from wannabet.testing import ThrowawayPostgres
+from wannabet.testing.cli import wannabet
 
 ENGINE = NativeEngine()
 OK, SCRIPT = STATUS_NAMES.index("ok"), STATUS_NAMES.index("script")
@@ -268,14 +269,42 @@ def test_doubles_become_integers_as_pgbench_rounds_them(target: Target) -> None:
 
 
 def test_meta_commands_take_any_case_and_any_white_space_as_pgbench() -> None:
+    # Real pgbench 15 runs this script: it compares meta-command names and \sleep units with
+    # pg_strcasecmp, and its lexer takes any white space between words.
     script = parse_script(
-        "\\SET\tx 1\n\\Sleep 1 US\n\\sleep\t10\tMS\n\\set  y  :x + 1\nSELECT :y AS z \\GSET\n",
+        "\\SET\tx 1\n\\Sleep 1 US\n\\sleep\t10\tMS\n\\set  y  :x + 1\n\\set\tw\t2\n"
+        "\\IF :x = 1\nSELECT :y AS z \\GSET\n\\ELSE\nSELECT 1 AS q \\Aset\n\\ENDIF\n",
         known_variables=PREDEFINED_VARIABLES,
     )
     kinds = [type(c).__name__ for c in script.commands]
-    assert kinds[:4] == ["SetCommand", "SleepCommand", "SleepCommand", "SetCommand"]
+    assert kinds == [
+        *("SetCommand", "SleepCommand", "SleepCommand", "SetCommand", "SetCommand"),
+        *("BranchCommand", "SqlCommand", "BranchCommand", "SqlCommand", "BranchCommand"),
+    ]
     assert [c.unit for c in script.commands[1:3]] == ["us", "ms"]  # type: ignore[attr-defined]
-    assert script.commands[3].variable == "y"  # type: ignore[attr-defined]
+    assert [c.variable for c in script.commands[3:5]] == ["y", "w"]  # type: ignore[attr-defined]
+    assert [c.kind for c in script.commands[5::2]] == ["if", "else", "endif"]  # type: ignore[attr-defined]
+    assert [c.capture for c in script.commands[6::2]] == [("gset", ""), ("aset", "")]  # type: ignore[attr-defined]
+
+
+def test_pi_and_float_random_bounds_pass_check(tmp_path: Path) -> None:
+    """pi() takes no argument and once crashed ``wannabet check`` with an IndexError; constant
+    float bounds of random() are compared as the integers pgbench rounds them to (real pgbench
+    15 runs random(1.4, 1.2) as random(1, 1) and refuses random(2.6, 2.4) as an empty range)."""
+    path = tmp_path / "e.toml"
+    body = "name = 'e'\n[[workload.transactions]]\nscript = '''\n\\set x pi() * 2\n{}\n'''\n"
+    path.write_text(body.format("\\set r random(1.4, 1.2)\nSELECT :x, :r;"))
+    checked = wannabet("check", str(path))
+    assert checked.returncode == 0 and "ok:" in checked.stdout, checked.stderr
+    dry = wannabet("check", str(path), "--target", f"sqlite:///{tmp_path / 'check.db'}")
+    assert dry.returncode == 0, dry.stderr
+    path.write_text(body.format("\\set r random(2.6, 2.4)\nSELECT :x, :r;"))
+    refused = wannabet("check", str(path))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert (
+        f"{path}:5: workload.transactions[0].script: random(): the lower bound 2.6 exceeds 2.4"
+        " (as integers, 3 and 2)" in refused.stderr
+    ), refused.stderr
 
 
 def test_protocols_reach_the_server_as_pgbench_sends_them(postgres: ThrowawayPostgres) -> None:

@@ -712,8 +712,20 @@ def _check_literal_parameters(name: str, args: list[Expr], lineno: int) -> None:
     if len(values) < 2:  # pi(), abs(x), ...: no bounds to check
         return
     low, high = values[0], values[1]
-    if name.startswith("random") and low is not None and high is not None and low > high:
-        raise ScriptError(f"{name}(): the lower bound {low} exceeds {high}", lineno)
+    # The engine rounds float bounds as pgbench's rint() does, halves to even as round() does:
+    # random(1.4, 1.2) is random(1, 1), not an empty range.
+    if (
+        name.startswith("random")
+        and low is not None
+        and high is not None
+        and round(low) > round(high)
+    ):
+        rounded = (
+            f" (as integers, {round(low)} and {round(high)})"
+            if isinstance(low, float) or isinstance(high, float)
+            else ""
+        )
+        raise ScriptError(f"{name}(): the lower bound {low} exceeds {high}{rounded}", lineno)
     if len(values) < 3 or values[2] is None:
         return
     p = values[2]
