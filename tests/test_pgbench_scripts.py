@@ -268,6 +268,28 @@ def test_doubles_become_integers_as_pgbench_rounds_them(target: Target) -> None:
     assert got[3] == pytest.approx(2 * 3.141592653589793)
 
 
+def test_and_or_follow_pgbench_not_sql(target: Target) -> None:
+    """pgbench's AND and OR (evalLazyFunc) are not SQL's: a NULL on the left gives NULL, and
+    numbers are not booleans to them. Real pgbench 15 gives each of these (debug())."""
+    ENGINE.execute(target, "CREATE TABLE seen (v BIGINT)")
+    script = textwrap.dedent(
+        """\
+        \\set a CASE WHEN (NULL AND false) IS NULL THEN 1 ELSE 0 END
+        \\set b CASE WHEN (NULL OR true) IS NULL THEN 1 ELSE 0 END
+        \\set c CASE WHEN (false AND NULL) IS FALSE THEN 1 ELSE 0 END
+        \\set d CASE WHEN (true OR NULL) IS TRUE THEN 1 ELSE 0 END
+        \\set e CASE WHEN (false AND 1) IS FALSE AND (true OR 1) IS TRUE THEN 1 ELSE 0 END
+        INSERT INTO seen VALUES (:a + 10 * :b + 100 * :c + 1000 * :d + 10000 * :e);
+        """
+    )
+    result = sample(target, script, 1)
+    assert (result.columns["status"] == OK).all(), result.error_messages
+    assert ENGINE.query(target, "SELECT v FROM seen") == [("11111",)]
+    refused = sample(target, "\\set x 1 AND 2\nSELECT 1;", 2)
+    assert (refused.columns["status"] == SCRIPT).all()
+    assert "cannot coerce int to boolean" in str(refused.error_messages)
+
+
 def test_meta_commands_take_any_case_and_any_white_space_as_pgbench() -> None:
     # Real pgbench 15 runs this script: it compares meta-command names and \sleep units with
     # pg_strcasecmp, and its lexer takes any white space between words.

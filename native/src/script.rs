@@ -210,7 +210,8 @@ pub enum Expr {
     /// `IS NOT` is `Not` around it.
     Is(Box<Expr>, Value),
     Op(Op, Box<Expr>, Box<Expr>),
-    /// Three-valued, evaluated left to right and only as far as needed.
+    /// As pgbench: booleans only, a NULL on the left gives NULL, evaluated left to right and
+    /// only as far as needed.
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     /// `CASE WHEN c THEN v ... [ELSE e] END`; no ELSE gives NULL.
@@ -405,12 +406,15 @@ pub fn to_float(v: Value) -> Result<f64, ScriptError> {
     }
 }
 
-/// pgbench coerceToBool: only a boolean is one (NOT 1 is an error there too).
+/// pgbench coerceToBool, for NOT, AND and OR: only a boolean is one (NOT 1 and 1 AND 2 are
+/// errors there too); `\if` and CASE use [`Value::truth`] instead, which takes numbers.
 fn to_bool(v: Value) -> Result<bool, ScriptError> {
     match v {
         Value::Bool(b) => Ok(b),
+        Value::Int(_) => Err(ScriptError("cannot coerce int to boolean")),
+        Value::Float(_) => Err(ScriptError("cannot coerce double to boolean")),
+        Value::Null => Err(ScriptError("cannot coerce NULL to boolean")),
         Value::Unset => Err(UNSET),
-        _ => Err(ScriptError("cannot coerce value to boolean")),
     }
 }
 
@@ -537,37 +541,25 @@ pub fn eval(e: &Expr, slots: &[Value], rng: &mut Prng) -> EvalResult {
             let b = eval(b, slots, rng)?;
             arith(*op, a, b)
         }
-        // SQL's three-valued logic; the right side is not evaluated when the left decides.
-        Expr::And(a, b) => {
-            let a = eval(a, slots, rng)?;
-            if a != Value::Null && !a.truth()? {
-                return Ok(Value::Bool(false));
-            }
-            let b = eval(b, slots, rng)?;
-            if b != Value::Null && !b.truth()? {
-                return Ok(Value::Bool(false));
-            }
-            Ok(if a == Value::Null || b == Value::Null {
-                Value::Null
-            } else {
-                Value::Bool(true)
-            })
-        }
-        Expr::Or(a, b) => {
-            let a = eval(a, slots, rng)?;
-            if a != Value::Null && a.truth()? {
-                return Ok(Value::Bool(true));
-            }
-            let b = eval(b, slots, rng)?;
-            if b != Value::Null && b.truth()? {
-                return Ok(Value::Bool(true));
-            }
-            Ok(if a == Value::Null || b == Value::Null {
-                Value::Null
-            } else {
-                Value::Bool(false)
-            })
-        }
+        // pgbench's evalLazyFunc, which is not SQL's three-valued logic: a NULL on the left
+        // gives NULL whatever the right (NULL AND false is NULL), the right side is evaluated
+        // only when the left does not decide, and both sides must be booleans (1 AND 2 fails).
+        Expr::And(a, b) => match eval(a, slots, rng)? {
+            Value::Null => Ok(Value::Null),
+            a if !to_bool(a)? => Ok(Value::Bool(false)),
+            _ => match eval(b, slots, rng)? {
+                Value::Null => Ok(Value::Null),
+                b => to_bool(b).map(Value::Bool),
+            },
+        },
+        Expr::Or(a, b) => match eval(a, slots, rng)? {
+            Value::Null => Ok(Value::Null),
+            a if to_bool(a)? => Ok(Value::Bool(true)),
+            _ => match eval(b, slots, rng)? {
+                Value::Null => Ok(Value::Null),
+                b => to_bool(b).map(Value::Bool),
+            },
+        },
         Expr::Case(arms, otherwise) => {
             for (when, then) in arms {
                 if eval(when, slots, rng)?.truth()? {
@@ -831,15 +823,31 @@ mod tests {
     }
 
     #[test]
-    fn three_valued_logic() {
+    fn logic_and_case_as_pgbench() {
         let null = || Expr::Null;
         assert_eq!(ev(&and(b(true), b(false))), Ok(Value::Bool(false)));
-        assert_eq!(ev(&and(null(), b(false))), Ok(Value::Bool(false)));
+        // What real pgbench 15 gives (debug()): a NULL on the left decides, unlike SQL.
+        assert_eq!(ev(&and(null(), b(false))), Ok(Value::Null));
+        assert_eq!(ev(&and(b(false), null())), Ok(Value::Bool(false)));
         assert_eq!(ev(&and(null(), b(true))), Ok(Value::Null));
-        assert_eq!(ev(&or(null(), b(true))), Ok(Value::Bool(true)));
+        assert_eq!(ev(&and(b(true), null())), Ok(Value::Null));
+        assert_eq!(ev(&or(null(), b(true))), Ok(Value::Null));
+        assert_eq!(ev(&or(b(true), null())), Ok(Value::Bool(true)));
         assert_eq!(ev(&or(null(), b(false))), Ok(Value::Null));
-        // Integers have a truth value in AND/OR and \if, as pgbench's valueTruth.
-        assert_eq!(ev(&and(i(1), i(2))), Ok(Value::Bool(true)));
+        assert_eq!(ev(&or(b(false), null())), Ok(Value::Null));
+        assert_eq!(ev(&and(null(), i(1))), Ok(Value::Null));
+        // Numbers are not booleans to AND and OR (they are to \if and CASE: valueTruth).
+        let int_error = Err(ScriptError("cannot coerce int to boolean"));
+        assert_eq!(ev(&and(i(1), i(2))), int_error);
+        assert_eq!(ev(&or(i(0), i(1))), int_error);
+        assert_eq!(ev(&and(b(true), i(1))), int_error);
+        assert_eq!(ev(&or(i(1), b(true))), int_error);
+        assert_eq!(ev(&and(b(false), i(1))), Ok(Value::Bool(false)));
+        assert_eq!(ev(&or(b(true), i(1))), Ok(Value::Bool(true)));
+        assert_eq!(
+            ev(&and(f(1.5), b(true))),
+            Err(ScriptError("cannot coerce double to boolean"))
+        );
         // The right side is not evaluated once the left decides: no division error.
         let boom = op(Op::Div, i(1), i(0));
         assert_eq!(ev(&and(b(false), boom.clone())), Ok(Value::Bool(false)));

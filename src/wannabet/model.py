@@ -57,8 +57,9 @@ class BinOp:
 
 @dataclass(frozen=True, slots=True)
 class Logic:
-    """``AND`` / ``OR`` with SQL's three-valued logic; the right side is evaluated only when
-    the left does not decide."""
+    """``AND`` / ``OR`` as pgbench has them: booleans only, a ``NULL`` on the left gives
+    ``NULL`` (not SQL's three-valued logic), and the right side is evaluated only when the left
+    does not decide."""
 
     op: Literal["and", "or"]
     left: Expr

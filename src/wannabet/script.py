@@ -3,9 +3,9 @@
 Supported, as in pgbench:
 
 - ``\\set name expression`` with pgbench's expression language: integers, floats, booleans
-  and NULL; arithmetic, comparison, bitwise and logical operators (SQL's three-valued AND, OR,
-  NOT, ``IS [NOT] NULL|TRUE|FALSE``, ``ISNULL``, ``NOTNULL``), ``CASE``, parentheses, and the
-  functions in :data:`FUNCTIONS`;
+  and NULL; arithmetic, comparison, bitwise and logical operators (pgbench's AND, OR and NOT
+  on booleans, ``IS [NOT] NULL|TRUE|FALSE``, ``ISNULL``, ``NOTNULL``), ``CASE``, parentheses,
+  and the functions in :data:`FUNCTIONS`;
 - ``\\sleep n [us|ms|s]`` for think time;
 - ``\\if`` / ``\\elif`` / ``\\else`` / ``\\endif``;
 - SQL statements ending with ``;`` (several per transaction, explicit ``BEGIN``/``COMMIT``
