@@ -62,6 +62,8 @@ def test_server_cpu_per_commit_is_judged_over_the_samples(results: Path) -> None
         estimate = units[c["condition"]].cpu_ms_per_unit
         assert estimate is not None and c["stat_value"] == pytest.approx(estimate.mean)
         assert c["n_samples"] == 4
+        # The bet (or why there is none) is about the samples' CPU per commit, not means.
+        assert "samples' server CPU per commit" in c["clt"]["bet"], c["clt"]["bet"]
 
 
 def test_response_and_wait_are_judged_too(results: Path) -> None:

@@ -552,6 +552,7 @@ def _work_comparison(
         environments=environments or None,
         pairs=options.pairs,
         levels=condition_levels(store, runs, options.pairs),
+        values_name=f"samples' {_WORK_NAMES[stat]} per {unit}",
     )
     result = dataclasses.replace(
         result, stat=stat, stat_values=means, txn=name, excluded=tuple(excluded)

@@ -105,6 +105,14 @@ def test_a_sample_without_transactions_of_the_type_is_left_out_but_counts_for_tp
     assert tps.size == len(a) + 1 and tps[-1] == 0.0
 
 
+_NAMES = {
+    "mean": "sample means",
+    "median": "sample medians",
+    "p99": "sample p99s",
+    "tps": "sample throughputs",
+}
+
+
 @pytest.mark.parametrize("stat", ["mean", "median", "p99", "tps"])
 def test_the_sample_level_is_compare_on_the_per_sample_values(two, stat):
     a, b = two
@@ -112,8 +120,12 @@ def test_the_sample_level_is_compare_on_the_per_sample_values(two, stat):
     got = compare_statistic([ca, cb], stat=stat, seed=5)
     metric = "throughput" if stat == "tps" else "latency"
     groups = [Observations(c.condition, sample_values(c, stat)[1], c.position) for c in (ca, cb)]
-    ref = compare(groups, seed=5, metric=metric, unit="tps" if stat == "tps" else "ms")
+    unit = "tps" if stat == "tps" else "ms"
+    ref = compare(groups, seed=5, metric=metric, unit=unit, values_name=_NAMES[stat])
     assert got.stat == stat and got.level == "sample"
+    # The bet names what is predicted: the next samples' p99s, not their means.
+    for c in got.conditions:
+        assert c.clt.bet.startswith(f"9 of the next 10 {_NAMES[stat]} should fall between")
     assert got.comparisons[0].to_dict() == ref.comparisons[0].to_dict()
     assert [c.to_dict() for c in got.conditions] == [c.to_dict() for c in ref.conditions]
     assert got.stat_values == {"a": pooled_value(ca, stat), "b": pooled_value(cb, stat)}

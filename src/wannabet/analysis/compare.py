@@ -105,6 +105,13 @@ WITHIN = "within="
 Verdict = Literal["faster", "slower", "higher", "lower", "no-difference", "inconclusive"]
 
 _DEFAULT_UNIT = {"latency": "ms", "throughput": "tps", "result": "", "cost": "ms"}
+#: what the one value per sample is, in the bet sentence and its "no bet" reasons
+_DEFAULT_VALUES_NAME = {
+    "latency": "sample means",
+    "throughput": "sample throughputs",
+    "result": "sample results",
+    "cost": "sample costs",
+}
 
 
 def _f(x: float | None) -> float | None:
@@ -453,6 +460,7 @@ def _summarize(
     metric: Metric,
     unit: str,
     seed: int,
+    values_name: str,
 ) -> ConditionSummary:
     obs = p.obs
     m = obs.moments
@@ -460,7 +468,7 @@ def _summarize(
     if m is not None and level == "transaction":
         desc = _described_by_moments(desc, m)
     norm = normality(p.x)
-    what = "batch means" if p.batch else "sample means"
+    what = "batch means" if p.batch else values_name
     if level == "transaction" and p.cmean is not None:
         cm = p.cmean
         if cm.n_clusters >= 2 and math.isfinite(cm.se):
@@ -719,6 +727,7 @@ def compare(
     environments: Mapping[str, Mapping[str, str]] | None = None,
     pairs: Pairs = "baseline",
     levels: Mapping[str, Mapping[str, str]] | None = None,
+    values_name: str | None = None,
 ) -> Comparison:
     """Compare conditions against a baseline and judge faster, slower or no difference.
 
@@ -753,6 +762,10 @@ def compare(
         adjustment runs over exactly the pairs compared.
     levels : mapping, optional
         Each condition's factor levels (factor -> level), for ``pairs="within=FACTOR"``.
+    values_name : str, optional
+        What the one value per sample is, in the plural, for the bet sentence (e.g.
+        ``"sample p99s"``); default by metric: "sample means" for latency, "sample
+        throughputs" for throughput.
 
     Returns
     -------
@@ -781,9 +794,10 @@ def compare(
     base = _validate(groups, baseline, metric, level, alpha, rope_pct, n_boot)
     unit = _DEFAULT_UNIT[metric] if unit is None else unit
     n_boot = int(n_boot)
+    what = _DEFAULT_VALUES_NAME[metric] if values_name is None else values_name
     prepared = {g.condition: _prepare(g, level) for g in groups}
     summaries = {
-        name: _summarize(p, level=level, metric=metric, unit=unit, seed=seed)
+        name: _summarize(p, level=level, metric=metric, unit=unit, seed=seed, values_name=what)
         for name, p in prepared.items()
     }
     if environments:

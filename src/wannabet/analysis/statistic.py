@@ -413,6 +413,11 @@ def cluster_bootstrap_mean_change(
     return iv, test
 
 
+def _values_name(stat: str) -> str:
+    """The per-sample values of ``stat`` in the plural, as the bet sentence names them."""
+    return {"tps": "sample throughputs", "result": "sample results"}.get(stat, f"sample {stat}s")
+
+
 def compare_statistic(
     groups: Sequence[ConditionSamples],
     *,
@@ -481,6 +486,7 @@ def compare_statistic(
         environments=environments,
         pairs=pairs,
         levels=levels,
+        values_name=_values_name(stat),
     )
     pooled = {g.condition: pooled_value(g, stat) for g in groups}
     result = dataclasses.replace(result, stat=stat, stat_values=pooled)
