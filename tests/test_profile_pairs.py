@@ -85,6 +85,14 @@ def test_every_pair_and_each_against_the_one_before(results: Path) -> None:
         "all",
         [("a", "b", "grew"), ("a", "c", "grew"), ("b", "c", "undecided")],
     )
+    # Holm's family is every frame of every pair, not each pair's frames alone.
+    done = wannabet_in_process(
+        "compare", "-r", str(results), "--profile", "-f", "json", "--pairs", "all"
+    )
+    differences = json.loads(done.stdout)["differences"]
+    family = sum(d["n_tested"] for d in differences)
+    assert family > max(d["n_tested"] for d in differences)
+    assert [d["n_family"] for d in differences] == [family] * 3
     assert judged(results, "--pairs", "successive") == (
         "successive",
         [("a", "b", "grew"), ("b", "c", "undecided")],
@@ -96,6 +104,7 @@ def test_the_table_names_each_pair(results: Path) -> None:
     assert done.returncode == 0, done.stderr
     for title in ("b against a", "c against a", "c against b"):
         assert title in done.stdout, done.stdout
+    assert "frames of all pairs" in " ".join(done.stdout.split()), done.stdout
 
 
 def test_the_report_and_the_api_follow_the_same_pairs(results: Path) -> None:

@@ -1,6 +1,6 @@
 """The CPU profiles of a stored run: per condition its summed stacks, and per pair of conditions
 (each against the baseline by default, as ``compare --pairs`` chooses) which frames grew or shrank
-(:func:`wannabet.analysis.profiles.compare_profiles`).
+(:func:`wannabet.analysis.profiles.compare_profile_pairs`).
 
 The report draws these (a flame graph per condition, a differential one per comparison) and
 ``wannabet compare --profile`` prints the frames. The store gives one profile per analysed
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wannabet.analysis.compare import check_pairs, pairs_of
-from wannabet.analysis.profiles import ProfileComparison, Share, compare_profiles
+from wannabet.analysis.profiles import ProfileComparison, Share, compare_profile_pairs
 from wannabet.errors import AnalysisError
 from wannabet.store import Store
 
@@ -83,7 +83,8 @@ def run_profiles(
     baseline, every pair of them, each against the one before it, in the run's order of
     conditions, or (``within=FACTOR``) the pairs that differ in that factor alone; conditions
     without a profiled sample take no part. Holm's correction runs over
-    the frames of each pair, as in each comparison with the baseline.
+    the frames of all the pairs together, so the family-wise error stays ``alpha`` however
+    many pairs are compared.
 
     Raises
     ------
@@ -112,17 +113,18 @@ def run_profiles(
     )
     by_label = {labels[cid]: profiles for cid, profiles in by_condition.items()}
     profiled = [c.label for c in rows if c.label in by_label]
+    family = pairs_of(profiled, base_row.label, pairs, {c.label: c.levels for c in rows})
+    # One Holm family over the frames of every pair: more pairs must not mean more false
+    # "changed" frames (compare adjusts over its pairs of conditions the same way).
+    judged = compare_profile_pairs(
+        [(by_label[reference], by_label[label]) for reference, label in family],
+        share=share,
+        alpha=alpha,
+        top=top,
+    )
     differences = tuple(
-        ProfileDifference(
-            label,
-            reference,
-            compare_profiles(
-                by_label[reference], by_label[label], share=share, alpha=alpha, top=top
-            ),
-        )
-        for reference, label in pairs_of(
-            profiled, base_row.label, pairs, {c.label: c.levels for c in rows}
-        )
+        ProfileDifference(label, reference, comparison)
+        for (reference, label), comparison in zip(family, judged, strict=True)
     )
     return RunProfiles(run_id, conditions, differences, pairs)
 

@@ -27,6 +27,7 @@ import pytest
 from scipy import stats
 
 from wannabet.analysis.profiles import (
+    compare_profile_pairs,
     compare_profiles,
     compare_shares,
     frame_shares,
@@ -453,3 +454,54 @@ def test_a_function_taking_ten_more_points_is_found_and_unchanged_frames_are_not
     assert found >= N_POWER - 1
     assert covered / N_POWER >= 1 - upper(ALPHA, N_POWER)
     assert null_flag / N_POWER <= upper(ALPHA, N_POWER)
+
+
+def test_several_pairs_are_one_holm_family_over_all_their_frames() -> None:
+    rng = np.random.default_rng(29)
+    groups = [hand_made(rng, 6, (40, 120)), hand_made(rng, 5, (300, 600))]
+    groups.append(hand_made(rng, 7, (40, 120)))
+    pairs = [(groups[0], groups[1]), (groups[0], groups[2]), (groups[1], groups[2])]
+    judged = compare_profile_pairs(pairs, min_share=0.0, top=None)
+    alone = [compare_profiles(a, b, min_share=0.0, top=None) for a, b in pairs]
+    # the raw tests are each pair's own; only the adjustment spans the family
+    raw = [c.test.p_value for r in alone for c in r.changes]
+    assert all(p is not None for p in raw)
+    adjusted = holm_by_hand(raw)
+    m = len(raw)
+    order = sorted(range(m), key=raw.__getitem__)
+    rejected = sum(1 for p in adjusted if p < ALPHA)
+    k = 0
+    for r, single in zip(judged, alone, strict=True):
+        assert r.n_family == m and single.n_family == single.n_tested
+        for c in single.changes:
+            got = r.change_of(c.frame)
+            assert got.test.p_value == c.test.p_value
+            assert got.p_adjusted == pytest.approx(adjusted[k], rel=1e-10)
+            step = order.index(k)
+            level = ALPHA / (m - step) if step < rejected else ALPHA / (m - rejected)
+            assert got.change is not None
+            assert got.change.level == pytest.approx(1 - level, rel=1e-12)
+            assert (got.verdict != "undecided") == (adjusted[k] < ALPHA)
+            k += 1
+    # one pair alone is compare_profiles exactly
+    [one] = compare_profile_pairs(pairs[:1], min_share=0.0, top=None)
+    assert one.to_dict() == alone[0].to_dict()
+
+
+def test_all_pairs_of_five_equal_conditions_flag_a_frame_at_most_at_alpha(tree: Tree) -> None:
+    # Ten pairs judged one by one would flag some frame in far more than alpha of the
+    # experiments; judged as one family they stay within it.
+    rng = np.random.default_rng(20261128)
+    n_exp, family_flags, per_pair_flags = 100, 0, 0
+    for _ in range(n_exp):
+        groups = [folded(tree, draw(rng, tree.p, int(rng.integers(8, 13)))) for _ in range(5)]
+        pairs = [(groups[i], groups[j]) for i in range(5) for j in range(i + 1, 5)]
+        family_flags += any(r.decided for r in compare_profile_pairs(pairs, top=1))
+        per_pair_flags += any(compare_profiles(a, b, top=1).decided for a, b in pairs)
+    rate, per_pair = family_flags / n_exp, per_pair_flags / n_exp
+    print(
+        f"\nprofiles, 10 pairs of equal conditions: any frame flagged {rate:.3f} as one family,"
+        f" {per_pair:.3f} pair by pair ({n_exp} experiments)"
+    )
+    assert rate <= upper(ALPHA, n_exp)
+    assert per_pair > rate

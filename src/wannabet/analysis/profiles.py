@@ -45,7 +45,10 @@ Every frame whose **pooled mean share** (over the samples of both conditions tog
 on which samples carry which label, so the filter cannot prefer frames that differ between the
 conditions and the error guarantee survives it (independent filtering, Bourgon, Gentleman &
 Huber 2010). Holm's step-down adjustment (Holm 1979) runs over the frames tested: the chance
-that *any* frame of an A-versus-A comparison is called changed stays at most ``alpha``.
+that *any* frame of an A-versus-A comparison is called changed stays at most ``alpha``. When
+several pairs of conditions are compared (:func:`compare_profile_pairs`, ``compare --profile
+--pairs all``), the family is every frame of every pair, so the guarantee holds for the whole
+answer, not for each pair alone.
 
 A frame **grew** or **shrank** when its Holm-adjusted p-value is below ``alpha``; else it is
 **undecided**. Its interval is Welch's t interval at the level Holm tested it at: a frame
@@ -104,6 +107,7 @@ __all__ = [
     "Profile",
     "ProfileComparison",
     "Share",
+    "compare_profile_pairs",
     "compare_profiles",
     "compare_shares",
     "frame_shares",
@@ -389,6 +393,9 @@ class ProfileComparison:
         ``top`` of them.
     note : str or None
         Why nothing was tested, when that is so.
+    n_family : int
+        Tests in Holm's family: :attr:`n_tested` for one pair, the frames tested in all the
+        pairs when several were judged together (:func:`compare_profile_pairs`).
     """
 
     share: str
@@ -403,6 +410,7 @@ class ProfileComparison:
     decided: Mapping[str, FrameVerdict]
     changes: tuple[FrameChange, ...]
     note: str | None = None
+    n_family: int = 0
 
     @property
     def grew(self) -> tuple[str, ...]:
@@ -437,6 +445,7 @@ class ProfileComparison:
             "n_tested": self.n_tested,
             "n_left_out": self.n_left_out,
             "n_untestable": self.n_untestable,
+            "n_family": self.n_family,
             "n_grew": len(self.grew),
             "n_shrank": len(self.shrank),
             "decided": dict(sorted(self.decided.items())),
@@ -475,6 +484,180 @@ def _holm_levels(
     return out
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class _FrameTests:
+    """One pair's per-frame tests, before Holm's adjustment."""
+
+    names: tuple[str, ...]
+    kept: np.ndarray  # columns of ``names`` that reach ``min_share``
+    mean_a: np.ndarray
+    mean_b: np.ndarray
+    var_a: np.ndarray  # variance of the mean, per kept frame
+    var_b: np.ndarray
+    tests: list[TestResult]
+    n_a: int
+    n_b: int
+    note: str | None
+
+    @property
+    def p_values(self) -> list[float | None]:
+        return [t.p_value for t in self.tests]
+
+
+def _frame_tests(
+    frames: Sequence[str], baseline: np.ndarray, other: np.ndarray, min_share: float
+) -> _FrameTests:
+    a = np.asarray(baseline, dtype=np.float64)
+    b = np.asarray(other, dtype=np.float64)
+    names = tuple(frames)
+    for label, x in (("baseline", a), ("other", b)):
+        if x.ndim != 2 or x.shape[1] != len(names):
+            raise AnalysisError(
+                f"{label} shares have shape {x.shape}; pass (samples, {len(names)} frames)"
+            )
+        if x.shape[0] == 0:
+            raise AnalysisError(f"{label} has no samples; pass at least one profile")
+        if not np.all(np.isfinite(x) & (x >= 0) & (x <= 1)):
+            raise AnalysisError(f"{label} shares must be fractions in [0, 1]")
+    n_a, n_b = a.shape[0], b.shape[0]
+    # Label-free filter: the pooled mean is the same whichever samples carry which label.
+    pooled = (a.sum(axis=0) + b.sum(axis=0)) / (n_a + n_b)
+    kept = np.flatnonzero((pooled >= min_share) & (pooled > 0))
+    a, b = a[:, kept], b[:, kept]
+    mean_a, mean_b = a.mean(axis=0), b.mean(axis=0)
+    note = None
+    tests: list[TestResult]
+    if n_a < 2 or n_b < 2:
+        note = (
+            f"no test: needs at least 2 samples per condition (baseline {n_a}, other {n_b});"
+            " the changes are point estimates"
+        )
+        tests = [
+            TestResult("welch-t", None, None, None, "needs at least 2 samples per condition")
+        ] * kept.size
+        var_a = var_b = np.full(kept.size, np.nan)
+    else:
+        var_a = a.var(axis=0, ddof=1) / n_a
+        var_b = b.var(axis=0, ddof=1) / n_b
+        tests = [
+            welch_t_from_moments(ma, va, n_a - 1, mb, vb, n_b - 1)
+            for ma, va, mb, vb in zip(
+                mean_a.tolist(), var_a.tolist(), mean_b.tolist(), var_b.tolist(), strict=True
+            )
+        ]
+    return _FrameTests(names, kept, mean_a, mean_b, var_a, var_b, tests, n_a, n_b, note)
+
+
+def _judged(
+    ft: _FrameTests,
+    adjusted: Sequence[float | None],
+    levels: np.ndarray,
+    *,
+    n_family: int,
+    share: Share,
+    alpha: float,
+    min_share: float,
+    top: int | None,
+) -> ProfileComparison:
+    """One pair's comparison from its tests and their Holm-adjusted p-values and levels
+    (adjusted over this pair's frames alone, or over a family of pairs)."""
+    tests, names, kept = ft.tests, ft.names, ft.kept
+    df = np.array([t.df[0] if t.df else np.nan for t in tests])
+    se = np.sqrt(ft.var_a + ft.var_b)
+    with np.errstate(invalid="ignore"):
+        q = stats.t.ppf(1 - levels / 2, df)
+    diff = (ft.mean_b - ft.mean_a) * 100
+    half = q * se * 100
+
+    changes: list[FrameChange] = []
+    decided: dict[str, FrameVerdict] = {}
+    for k, i in enumerate(kept.tolist()):
+        test, p_adj, d = tests[k], adjusted[k], float(diff[k])
+        interval = None
+        frame_note = None
+        if test.p_value is None:
+            frame_note = test.note
+        elif test.df is None:  # no variance and no difference: nothing moved
+            interval = Interval(d, d, d, 1 - float(levels[k]), "none (no variance)")
+        else:
+            lo, hi = d - float(half[k]), d + float(half[k])
+            interval = Interval(
+                d, lo, hi, 1 - float(levels[k]), f"welch t ({float(df[k]):.1f} df), holm level"
+            )
+        verdict: FrameVerdict = "undecided"
+        if p_adj is not None and p_adj < alpha and interval is not None:
+            if interval.low > 0:
+                verdict = "grew"
+            elif interval.high < 0:
+                verdict = "shrank"
+            else:  # only on the boundary, by rounding: say so rather than colour it
+                frame_note = "significant, but the interval touches 0 (rounding)"
+        if verdict != "undecided":
+            decided[names[i]] = verdict
+        changes.append(
+            FrameChange(
+                frame=names[i],
+                baseline_pct=float(ft.mean_a[k]) * 100,
+                other_pct=float(ft.mean_b[k]) * 100,
+                change=interval,
+                test=test,
+                p_adjusted=p_adj,
+                verdict=verdict,
+                note=frame_note,
+            )
+        )
+    changes.sort(key=lambda c: (c.verdict == "undecided", -abs(c.change_pp), c.frame))
+    n_tested = sum(1 for p in ft.p_values if p is not None)
+    return ProfileComparison(
+        share=share,
+        alpha=float(alpha),
+        min_share=float(min_share),
+        n_baseline=ft.n_a,
+        n_other=ft.n_b,
+        n_frames=len(names),
+        n_tested=n_tested,
+        n_left_out=len(names) - kept.size,
+        n_untestable=kept.size - n_tested,
+        decided=decided,
+        changes=tuple(changes if top is None else changes[:top]),
+        note=ft.note,
+        n_family=n_family,
+    )
+
+
+def _as_family(
+    pairs: Sequence[_FrameTests],
+    *,
+    share: Share,
+    alpha: float,
+    min_share: float,
+    top: int | None,
+) -> tuple[ProfileComparison, ...]:
+    """Holm over every frame tested in every pair: one family, one error rate ``alpha``."""
+    raw = [p for ft in pairs for p in ft.p_values]
+    adjusted = holm(raw)
+    levels = _holm_levels(raw, adjusted, alpha)
+    n_family = sum(1 for p in raw if p is not None)
+    out = []
+    start = 0
+    for ft in pairs:
+        stop = start + len(ft.tests)
+        out.append(
+            _judged(
+                ft,
+                adjusted[start:stop],
+                levels[start:stop],
+                n_family=n_family,
+                share=share,
+                alpha=alpha,
+                min_share=min_share,
+                top=top,
+            )
+        )
+        start = stop
+    return tuple(out)
+
+
 def compare_shares(
     frames: Sequence[str],
     baseline: np.ndarray,
@@ -506,109 +689,9 @@ def compare_shares(
     ProfileComparison
     """
     _validate(alpha, min_share, top, share)
-    a = np.asarray(baseline, dtype=np.float64)
-    b = np.asarray(other, dtype=np.float64)
-    names = tuple(frames)
-    for label, x in (("baseline", a), ("other", b)):
-        if x.ndim != 2 or x.shape[1] != len(names):
-            raise AnalysisError(
-                f"{label} shares have shape {x.shape}; pass (samples, {len(names)} frames)"
-            )
-        if x.shape[0] == 0:
-            raise AnalysisError(f"{label} has no samples; pass at least one profile")
-        if not np.all(np.isfinite(x) & (x >= 0) & (x <= 1)):
-            raise AnalysisError(f"{label} shares must be fractions in [0, 1]")
-    n_a, n_b = a.shape[0], b.shape[0]
-    # Label-free filter: the pooled mean is the same whichever samples carry which label.
-    pooled = (a.sum(axis=0) + b.sum(axis=0)) / (n_a + n_b)
-    kept = np.flatnonzero((pooled >= min_share) & (pooled > 0))
-    n_left_out = len(names) - kept.size
-    a, b = a[:, kept], b[:, kept]
-    mean_a, mean_b = a.mean(axis=0), b.mean(axis=0)
-
-    note = None
-    tests: list[TestResult]
-    if n_a < 2 or n_b < 2:
-        note = (
-            f"no test: needs at least 2 samples per condition (baseline {n_a}, other {n_b});"
-            " the changes are point estimates"
-        )
-        tests = [
-            TestResult("welch-t", None, None, None, "needs at least 2 samples per condition")
-        ] * kept.size
-        var_a = var_b = np.full(kept.size, np.nan)
-    else:
-        var_a = a.var(axis=0, ddof=1) / n_a
-        var_b = b.var(axis=0, ddof=1) / n_b
-        tests = [
-            welch_t_from_moments(ma, va, n_a - 1, mb, vb, n_b - 1)
-            for ma, va, mb, vb in zip(
-                mean_a.tolist(), var_a.tolist(), mean_b.tolist(), var_b.tolist(), strict=True
-            )
-        ]
-    raw = [t.p_value for t in tests]
-    adjusted = holm(raw)
-    levels = _holm_levels(raw, adjusted, alpha)
-    df = np.array([t.df[0] if t.df else np.nan for t in tests])
-    se = np.sqrt(var_a + var_b)
-    with np.errstate(invalid="ignore"):
-        q = stats.t.ppf(1 - levels / 2, df)
-    diff = (mean_b - mean_a) * 100
-    half = q * se * 100
-
-    changes: list[FrameChange] = []
-    decided: dict[str, FrameVerdict] = {}
-    for k, i in enumerate(kept.tolist()):
-        test, p_adj, d = tests[k], adjusted[k], float(diff[k])
-        interval = None
-        frame_note = None
-        if test.p_value is None:
-            frame_note = test.note
-        elif test.df is None:  # no variance and no difference: nothing moved
-            interval = Interval(d, d, d, 1 - float(levels[k]), "none (no variance)")
-        else:
-            lo, hi = d - float(half[k]), d + float(half[k])
-            interval = Interval(
-                d, lo, hi, 1 - float(levels[k]), f"welch t ({float(df[k]):.1f} df), holm level"
-            )
-        verdict: FrameVerdict = "undecided"
-        if p_adj is not None and p_adj < alpha and interval is not None:
-            if interval.low > 0:
-                verdict = "grew"
-            elif interval.high < 0:
-                verdict = "shrank"
-            else:  # only on the boundary, by rounding: say so rather than colour it
-                frame_note = "significant, but the interval touches 0 (rounding)"
-        if verdict != "undecided":
-            decided[names[i]] = verdict
-        changes.append(
-            FrameChange(
-                frame=names[i],
-                baseline_pct=float(mean_a[k]) * 100,
-                other_pct=float(mean_b[k]) * 100,
-                change=interval,
-                test=test,
-                p_adjusted=p_adj,
-                verdict=verdict,
-                note=frame_note,
-            )
-        )
-    changes.sort(key=lambda c: (c.verdict == "undecided", -abs(c.change_pp), c.frame))
-    n_tested = sum(1 for p in raw if p is not None)
-    return ProfileComparison(
-        share=share,
-        alpha=float(alpha),
-        min_share=float(min_share),
-        n_baseline=n_a,
-        n_other=n_b,
-        n_frames=len(names),
-        n_tested=n_tested,
-        n_left_out=n_left_out,
-        n_untestable=kept.size - n_tested,
-        decided=decided,
-        changes=tuple(changes if top is None else changes[:top]),
-        note=note,
-    )
+    ft = _frame_tests(frames, baseline, other, min_share)
+    [result] = _as_family([ft], share=share, alpha=alpha, min_share=min_share, top=top)
+    return result
 
 
 def compare_profiles(
@@ -667,21 +750,40 @@ def compare_profiles(
     Bourgon, R., Gentleman, R. & Huber, W. (2010). PNAS 107(21), 9546-9551.
     Gregg, B. (2014). Differential flame graphs. brendangregg.com/blog/2014-11-09.
     """
-    _validate(alpha, min_share, top, share)
-    for label, group in (("baseline", baseline), ("other", other)):
-        if len(group) == 0:
-            raise AnalysisError(f"{label} has no profiles; pass one profile per measured sample")
-    labels = [f"baseline sample {k}" for k in range(len(baseline))]
-    labels += [f"other sample {k}" for k in range(len(other))]
-    shares = _shares([*baseline, *other], labels)
-    x = shares.of(share)
-    n_a = len(baseline)
-    return compare_shares(
-        shares.frames,
-        x[:n_a],
-        x[n_a:],
-        share=share,
-        alpha=alpha,
-        min_share=min_share,
-        top=top,
+    [result] = compare_profile_pairs(
+        [(baseline, other)], share=share, alpha=alpha, min_share=min_share, top=top
     )
+    return result
+
+
+def compare_profile_pairs(
+    pairs: Sequence[tuple[Sequence[Profile], Sequence[Profile]]],
+    *,
+    share: Share = "inclusive",
+    alpha: float = 0.05,
+    min_share: float = 0.005,
+    top: int | None = 20,
+) -> tuple[ProfileComparison, ...]:
+    """:func:`compare_profiles` for several pairs of conditions judged as one family.
+
+    Each pair is filtered and tested as :func:`compare_profiles` does; Holm's adjustment then
+    runs over the frames tested in all the pairs together, so that the chance that any frame
+    of any pair is called changed when nothing changed stays at most ``alpha``, however many
+    pairs are compared (as ``compare`` adjusts over its pairs of conditions). With one pair
+    this is :func:`compare_profiles`. ``pairs``: (baseline profiles, other profiles) per pair.
+    """
+    _validate(alpha, min_share, top, share)
+    tested = []
+    for baseline, other in pairs:
+        for label, group in (("baseline", baseline), ("other", other)):
+            if len(group) == 0:
+                raise AnalysisError(
+                    f"{label} has no profiles; pass one profile per measured sample"
+                )
+        labels = [f"baseline sample {k}" for k in range(len(baseline))]
+        labels += [f"other sample {k}" for k in range(len(other))]
+        shares = _shares([*baseline, *other], labels)
+        x = shares.of(share)
+        n_a = len(baseline)
+        tested.append(_frame_tests(shares.frames, x[:n_a], x[n_a:], min_share))
+    return _as_family(tested, share=share, alpha=alpha, min_share=min_share, top=top)

@@ -168,8 +168,9 @@ def profile_tables(profiles: RunProfiles) -> Group:
         parts.append(table)
         summary = (
             f"{len(c.grew)} grew, {len(c.shrank)} shrank of {c.n_tested} frames tested"
-            f" ({c.share} share per sample, Welch + Holm at α = {c.alpha:g});"
-            f" {c.n_left_out} frames under {100 * c.min_share:g}% left out;"
+            f" ({c.share} share per sample, Welch + Holm at α = {c.alpha:g}"
+            + (f" over the {c.n_family} frames of all pairs" if c.n_family > c.n_tested else "")
+            + f"); {c.n_left_out} frames under {100 * c.min_share:g}% left out;"
             f" {c.n_baseline} and {c.n_other} samples"
         )
         if c.note:
