@@ -330,6 +330,35 @@ def test_the_run_records_the_servers_settings(commit_run: tuple[Store, int]) -> 
     assert os.environ.get("MYSQL_PWD") is None
 
 
+def test_commits_joined_with_backslash_semicolon_are_counted(
+    target: Target, tmp_path: Path
+) -> None:
+    """pgbench's ``\\;`` sends statements as one query; the server counts each COMMIT among
+    them in Com_commit, in any case and as COMMIT WORK, so the engine must too."""
+    text = COMMIT_TOML.replace("samples = 3", "samples = 1").replace(
+        'levels = ["1", "2"]', 'levels = ["2"]'
+    )
+    text = text.replace("sessions = 2", 'sessions = 2\nprotocol = "simple"')
+    text = text.replace(
+        "COMMIT;\n'''",
+        "COMMIT;\n"
+        "BEGIN \\; UPDATE counters SET n = n + 1 WHERE id = :client_id \\; commit work;\n"
+        "BEGIN;\nUPDATE counters SET n = n + 1 WHERE id = :client_id \\;\n"
+        "/* done */ Commit \\;\nSELECT 1;\n'''",
+    )
+    store = Store(tmp_path / "r.duckdb")
+    out = run_experiment(
+        parse_experiment(text, file="e.toml"), target=target, store=store, engine=NativeEngine()
+    )
+    doc = json.loads(store.samples(out.run_id)[0]["stats"])
+    my = doc["mysql"]
+    assert doc["valid"] is True and doc["warnings"] == [], doc["warnings"]
+    # Three COMMITs a transaction, every one of them seen by the server.
+    assert my["server_commits"] == my["engine_commits"] >= 3 * doc["engine"]["committed"] > 0
+    for u in unit_of_work_for_run(store, out.run_id):
+        assert u.server_check is not None and u.server_check.ok, u.server_check
+
+
 def test_flush_status_mid_sample_invalidates_that_sample(
     mariadb: ThrowawayMariaDB, target: Target, tmp_path: Path
 ) -> None:

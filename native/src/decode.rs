@@ -159,6 +159,11 @@ fn parse_command(
                 return Err(bad("a statement needs one more text part than parameters"));
             }
             let compound = t.len() > 6 && t.get_item(6)?.extract::<bool>()?;
+            let statements: Vec<String> = if t.len() > 7 {
+                t.get_item(7)?.extract()?
+            } else {
+                Vec::new()
+            };
             let next = dedup.sqls.len();
             let id = *dedup.index.entry(text.clone()).or_insert(next);
             if id == next {
@@ -168,6 +173,7 @@ fn parse_command(
                     parts,
                     origin,
                     compound,
+                    statements,
                 });
             } else if dedup.sqls[id].n_params != params.len() {
                 return Err(bad(

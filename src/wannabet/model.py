@@ -151,6 +151,8 @@ class SqlCommand:
     capture: tuple[Literal["gset", "aset"], str] | None = None
     #: joined with ``\\;`` to the next statements: several statements sent as one query
     compound: bool = False
+    #: a compound's statements, as the lexer split them (empty when not compound)
+    statements: tuple[str, ...] = ()
 
     def render(self, style: PlaceholderStyle) -> tuple[str, tuple[str, ...]]:
         """The statement with native placeholders, and the variables in placeholder order.

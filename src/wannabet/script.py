@@ -839,7 +839,19 @@ def _parse_sql(statement: str, lineno: int, scope: _Scope) -> SqlCommand:
         last = pos + 1 + m.end()
     parts.append(statement[last:])
     # Only a "\\;" leaves a ; inside one statement.
-    compound = next(iter(_scan(statement, want=";")), None) is not None
+    cuts = list(_scan(statement, want=";"))
+    joins: tuple[str, ...] = ()
+    if cuts:
+        # Each statement it joins, without its comments, for an engine that counts the
+        # COMMITs among them (MySQL's Com_commit counts each).
+        bounds = zip([-1, *cuts], [*cuts, len(statement)], strict=True)
+        pieces = [statement[a + 1 : b] for a, b in bounds]
+        joins = tuple(t for t in (_strip_comments(x).strip() for x in pieces) if t)
     return SqlCommand(
-        text=statement, parts=tuple(parts), params=tuple(params), line=lineno, compound=compound
+        text=statement,
+        parts=tuple(parts),
+        params=tuple(params),
+        line=lineno,
+        compound=bool(cuts),
+        statements=joins,
     )

@@ -174,7 +174,9 @@ pub trait Session {
     /// Registers statements joined with `\\;` (its text around its parameters)
     /// as the next statement: sent as one query with the values written in,
     /// never prepared, since a server prepares one statement at a time.
-    fn prepare_compound(&mut self, _parts: &[String]) -> DbResult<()> {
+    /// `statements` are the texts it joins, as the script's lexer split them,
+    /// for a backend that counts COMMITs itself.
+    fn prepare_compound(&mut self, _parts: &[String], _statements: &[String]) -> DbResult<()> {
         Err(DbError::new(
             Status::Error,
             None,

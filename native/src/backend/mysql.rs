@@ -208,9 +208,9 @@ struct Prepared {
     /// Prepared once (the `prepared` protocol); None for compound statements.
     stmt: Option<Statement>,
     compound: bool,
-    /// A COMMIT: counted when it succeeds, for the check against the
-    /// server's `Com_commit`.
-    commit: bool,
+    /// Per statement it sends, whether it is a COMMIT: counted when it
+    /// succeeds, for the check against the server's `Com_commit`.
+    commits: Vec<bool>,
 }
 
 /// Whether a statement is a COMMIT (`COMMIT`, `COMMIT WORK`, ...), which the
@@ -333,8 +333,18 @@ fn variable(v: &mysql::Value) -> DbResult<Value> {
 /// Reads every row of every result set (reads cost what they would in an
 /// application) and stores the mapped columns of each into the slots.
 fn drain<P: mysql::prelude::Protocol>(
+    result: mysql::QueryResult<'_, '_, '_, P>,
+    into: Option<Store<'_>>,
+) -> DbResult<u64> {
+    drain_counted(result, into, &mut 0)
+}
+
+/// [`drain`], counting in `sets` the result sets read in full: one per
+/// statement of a multi-statement query (a CALL's procedure may add more).
+fn drain_counted<P: mysql::prelude::Protocol>(
     mut result: mysql::QueryResult<'_, '_, '_, P>,
     mut into: Option<Store<'_>>,
+    sets: &mut usize,
 ) -> DbResult<u64> {
     let mut n = 0u64;
     while let Some(set) = result.iter() {
@@ -350,6 +360,7 @@ fn drain<P: mysql::prelude::Protocol>(
                 }
             }
         }
+        *sets += 1;
     }
     Ok(n)
 }
@@ -389,28 +400,32 @@ impl Session for MySession {
             parts: parts.to_vec(),
             stmt: Some(stmt),
             compound: false,
-            commit: is_commit(sql),
+            commits: vec![is_commit(sql)],
         });
         Ok(columns)
     }
 
-    fn prepare_compound(&mut self, parts: &[String]) -> DbResult<()> {
+    fn prepare_compound(&mut self, parts: &[String], statements: &[String]) -> DbResult<()> {
         self.stmts.push(Prepared {
             text: parts.concat(),
             parts: parts.to_vec(),
             stmt: None,
             compound: true,
-            commit: false,
+            // The server counts each COMMIT of a multi-statement query in Com_commit.
+            commits: statements.iter().map(|s| is_commit(s)).collect(),
         });
         Ok(())
     }
 
     fn execute(&mut self, stmt: usize, params: &[Value], into: Option<Store<'_>>) -> DbResult<u64> {
-        let n = self.send(stmt, params, into)?;
-        if self.stmts[stmt].commit {
-            self.commits += 1;
-        }
-        Ok(n)
+        // Statements that ran: a multi-statement query stops at the first
+        // that fails, and those before it (a COMMIT among them) took effect.
+        let mut ran = 0;
+        let n = self.send(stmt, params, into, &mut ran);
+        let ran = if n.is_ok() { usize::MAX } else { ran };
+        let commits = &self.stmts[stmt].commits;
+        self.commits += commits.iter().take(ran).filter(|&&c| c).count() as i64;
+        n
     }
 
     fn copy_in(
@@ -530,13 +545,20 @@ impl Session for MySession {
 }
 
 impl MySession {
-    /// Sends a statement as the protocol says and reads its rows.
-    fn send(&mut self, stmt: usize, params: &[Value], into: Option<Store<'_>>) -> DbResult<u64> {
+    /// Sends a statement as the protocol says and reads its rows, counting in
+    /// `ran` the statements that completed when it fails.
+    fn send(
+        &mut self,
+        stmt: usize,
+        params: &[Value],
+        into: Option<Store<'_>>,
+        ran: &mut usize,
+    ) -> DbResult<u64> {
         let p = &self.stmts[stmt];
         if p.compound || self.protocol == Protocol::Simple {
             inline_values(&p.parts, params, &mut self.inline);
             let result = self.conn.query_iter(&self.inline).map_err(classify)?;
-            return drain(result, into);
+            return drain_counted(result, into, ran);
         }
         self.values.clear();
         self.values.extend(params.iter().map(bind));

@@ -66,6 +66,8 @@ pub struct SqlText {
     pub origin: (usize, usize),
     /// Several statements joined with `\\;`, sent as one query and never prepared.
     pub compound: bool,
+    /// A compound's statements (empty otherwise), as the script's lexer split them.
+    pub statements: Vec<String>,
 }
 
 pub struct Plan {

@@ -223,7 +223,8 @@ fn setup<S: Session>(s: &mut S, sh: &Shared, reconnecting: bool) -> Result<Captu
             return Err(Ended::Stopped);
         }
         let prepared = if q.compound {
-            s.prepare_compound(&q.parts).map(|()| Vec::new())
+            s.prepare_compound(&q.parts, &q.statements)
+                .map(|()| Vec::new())
         } else {
             s.prepare(&q.text, q.n_params, &q.parts)
         };

@@ -51,6 +51,7 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
                 parts: vec![String::new(); n + 1],
                 origin: (0, i + 1),
                 compound: false,
+                statements: Vec::new(),
             })
             .collect(),
         session_sql: vec![],

@@ -120,7 +120,8 @@ def compile_program(workload: Workload, style: PlaceholderStyle) -> Program:
                     c.capture,
                 ]
                 if c.compound:
-                    command += [-1, True]  # no result slot; sent as one query, never prepared
+                    # No result slot; sent as one query, never prepared; its statements.
+                    command += [-1, True, list(c.statements)]
                 out.append(command)
             elif isinstance(c, PipelineCommand):
                 out.append(["pipeline", c.kind])

@@ -288,7 +288,8 @@ impl Session for PgSession {
         Ok(columns)
     }
 
-    fn prepare_compound(&mut self, parts: &[String]) -> DbResult<()> {
+    fn prepare_compound(&mut self, parts: &[String], _statements: &[String]) -> DbResult<()> {
+        // Commits are counted from the server's ReadyForQuery status, whatever the text.
         if self.protocol != Protocol::Simple {
             return Err(DbError::new(
                 Status::Error,
