@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -51,10 +53,108 @@ def test_a_url_without_password_takes_mysql_pwd_then_the_option_file(
     assert target.password == "s3cret@x" and target.url.endswith("@db.example:3307/shop")
     # The URL's own password wins over both.
     assert parse_target("mysql://me:inline@h/db").password == "inline"
+    # As the client: a file others may read is used; one anyone may write to is ignored, and
+    # an error only when its password would have been the one used.
     options.chmod(0o644)
     monkeypatch.delenv("MYSQL_PWD")
-    with pytest.raises(SpecError, match=r"may be read by group or others; run: chmod 600"):
+    assert parse_target("mysql://h/db").password == "from file"
+    options.chmod(0o666)
+    assert parse_target("mysql://me:inline@h/db").password == "inline"
+    monkeypatch.setenv("MYSQL_PWD", "env")
+    assert parse_target("mysql://me@h/db").password == "env"
+    monkeypatch.delenv("MYSQL_PWD")
+    with pytest.raises(SpecError, match=r"anyone may write to it, .* run: chmod o-w "):
         parse_target("mysql://h/db")
+
+
+TRICKY_OPTIONS = r"""# a comment
+; another
+[client]
+user = bob   # trailing comment
+password = p#w
+  [Client]  # groups take any case
+password = "quoted # kept" # not kept
+host = 'a\tb\\d\se'
+[mysqldump]
+password = not-the-client's
+[mysql]
+USER = a;b ; c
+!include {dir}/inc.cnf
+!include {dir}/missing.cnf
+!includedir {dir}/conf.d
+"""
+
+
+@pytest.mark.parametrize(
+    ("last", "password", "user"),
+    [
+        ("", "p\tw s\\", "from-dir"),
+        ("password = ' sp '", " sp ", "from-dir"),
+        ('password = "x y"z # c', '"x y"z', "from-dir"),
+        (r"password = a\qb\"c#d", 'a\\qb"c#d', "from-dir"),
+        ("password = 'it''s' # ok\nuser=last", "it''s", "last"),
+    ],
+)
+def test_option_files_are_read_as_the_mariadb_client_reads_them(
+    mariadb: ThrowawayMariaDB,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    last: str,
+    password: str,
+    user: str,
+) -> None:
+    """Comments, quotes, escapes, groups and includes, checked against the client library's
+    own reader (my_print_defaults, installed with the server)."""
+    reader = shutil.which("my_print_defaults")
+    if reader is None:
+        unavailable("my_print_defaults", RuntimeError("it comes with the MariaDB server"))
+    main = tmp_path / "my.cnf"
+    main.write_text(TRICKY_OPTIONS.format(dir=tmp_path))
+    (tmp_path / "inc.cnf").write_text("[client]\npassword = p\\tw\\ss\\\\ # from inc\n")
+    (tmp_path / "conf.d").mkdir()
+    # Read in name order, .cnf files only.
+    (tmp_path / "conf.d" / "b.cnf").write_text(f"[client]\nuser = from-dir\n{last}\n")
+    (tmp_path / "conf.d" / "a.cnf").write_text("[client]\nuser = first\n")
+    (tmp_path / "conf.d" / "c.txt").write_text("[client]\nuser = not-a-cnf\n")
+    main.chmod(0o644)
+    groups = ("client", "client-server", "client-mariadb", "mysql")
+    out = subprocess.run(
+        [reader, f"--defaults-file={main}", *groups], capture_output=True, text=True, check=True
+    ).stdout
+    # The client takes the last of each option, its name in any case.
+    client = {}
+    for line in out.splitlines():
+        name, _, value = line.removeprefix("--").partition("=")
+        client[name.lower()] = value
+    assert (client["password"], client["user"]) == (password, user)
+    monkeypatch.setenv("MYSQL_OPTION_FILE", str(main))
+    monkeypatch.delenv("MYSQL_PWD", raising=False)
+    target = parse_target("mysql://db.example/shop")
+    assert target.password == password
+    assert target.url.startswith(f"mysql://{quote(user, safe='')}:{quote(password, safe='')}@")
+
+
+def test_an_option_file_with_comments_and_includes_logs_in_to_the_server(
+    mariadb: ThrowawayMariaDB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The password, included from a file others may read and followed by a comment, is the
+    one the server takes."""
+    (tmp_path / "secret.cnf").write_text(
+        f'[client]\nuser = {mariadb.user} # the test user\npassword = "{mariadb.password}" # x\n'
+    )
+    main = tmp_path / "my.cnf"
+    main.write_text(f"[client]\npassword = wrong\n!include {tmp_path}/secret.cnf\n")
+    main.chmod(0o644)
+    monkeypatch.setenv("MYSQL_OPTION_FILE", str(main))
+    monkeypatch.delenv("MYSQL_PWD", raising=False)
+    bare = mariadb.url.replace(f"{mariadb.user}:{mariadb.password}@", "")
+    assert ENGINE.query(parse_target(bare), "SELECT current_user()")[0][0].startswith(
+        f"{mariadb.user}@"
+    )
+    # A missing !includedir stops the client; here it is one error naming the line.
+    main.write_text(f"[client]\n!includedir {tmp_path}/none\n")
+    with pytest.raises(SpecError, match=r"my.cnf:2: cannot read the directory .*none"):
+        parse_target(bare)
 
 
 @pytest.mark.parametrize(
