@@ -481,6 +481,57 @@ def test_flush_status_mid_sample_invalidates_that_sample(
     assert doc["mysql"]["server_commits"] is None
 
 
+def test_a_user_without_performance_schema_keeps_the_other_statistics(
+    mariadb: ThrowawayMariaDB, tmp_path: Path
+) -> None:
+    """SHOW GLOBAL STATUS needs no privilege: a user who may not read performance_schema still
+    gets the counters and the commit check; a note names what is missing and the GRANT."""
+    mariadb.sql_as_root(
+        "DROP USER IF EXISTS 'nops'@'127.0.0.1';"
+        "CREATE USER 'nops'@'127.0.0.1' IDENTIFIED BY 'nops-pw';"
+        f"GRANT ALL ON {mariadb.database}.* TO 'nops'@'127.0.0.1';"
+    )
+    url = f"mysql://nops:nops-pw@127.0.0.1:{mariadb.port}/{mariadb.database}"
+    text = COMMIT_TOML.replace("samples = 3", "samples = 1").replace(
+        'levels = ["1", "2"]', 'levels = ["2"]'
+    )
+    # The factor's SET GLOBAL needs a privilege this user lacks.
+    text = text.replace(
+        'system_sql = "SET GLOBAL innodb_flush_log_at_trx_commit = {level}"',
+        'session_sql = "SET @level = {level}"',
+    )
+    text = text.replace('name = "innodb_flush_log_at_trx_commit"', 'name = "level"')
+    store = Store(tmp_path / "r.duckdb")
+    out = run_experiment(
+        parse_experiment(text, file="e.toml"),
+        target=parse_target(url),
+        store=store,
+        engine=NativeEngine(),
+    )
+    doc = json.loads(store.samples(out.run_id)[0]["stats"])
+    my = doc["mysql"]
+    assert doc["valid"] is True, doc
+    assert my["server_commits"] == my["engine_commits"] > 0
+    assert my["status"]["Handler_update"] >= my["server_commits"]
+    assert "waits" not in my and "statements" not in my
+    notes = " ".join(json.dumps(doc).split())
+    assert "wait events and statement digests left out: 'nops'@'127.0.0.1' lacks" in notes
+    assert "GRANT SELECT ON performance_schema.* TO 'nops'@'127.0.0.1'" in notes
+    assert "failed to start" not in notes
+    for u in unit_of_work_for_run(store, out.run_id):
+        assert u.server_check is not None and u.server_check.ok, u.server_check
+    # Granted, the same user gets them all.
+    mariadb.sql_as_root("GRANT SELECT ON performance_schema.* TO 'nops'@'127.0.0.1';")
+    out = run_experiment(
+        parse_experiment(text, file="e.toml"),
+        target=parse_target(url),
+        store=store,
+        engine=NativeEngine(),
+    )
+    my = json.loads(store.samples(out.run_id)[0]["stats"])["mysql"]
+    assert my["waits"]["events"] and "statements" in my
+
+
 def test_a_flush_is_seen_even_when_the_counters_grew_back_past_their_start() -> None:
     # Flushed 1 s into a 10 s sample: Com_commit grew back past its start, Uptime did not move
     # back; only the uptime of the last flush shows the reset.

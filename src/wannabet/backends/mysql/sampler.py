@@ -14,7 +14,8 @@ What one sample gets (deltas between a snapshot right before and right after it)
   statements that took the most time (``events_statements_summary_by_digest``; MariaDB leaves
   executions of prepared statements out of it, so with the ``prepared`` protocol the list may be
   empty). With ``performance_schema`` off (MariaDB's default) both are absent and a warning
-  says how to turn it on;
+  says how to turn it on; a user without SELECT on a summary table goes without what it gives,
+  keeps the rest, and a warning names the table and the GRANT;
 - server CPU time of the server process from ``/proc`` (psutil), when the server runs on this
   machine: its pid file names the process, whose start time must match the server's uptime;
   otherwise it is unknown (``None``), never guessed.
@@ -37,7 +38,7 @@ import psutil  # type: ignore[import-untyped]
 
 from wannabet.backends.mysql.url import host_port
 from wannabet.engine.base import Engine, SampleResult
-from wannabet.errors import ProfileError, TargetError
+from wannabet.errors import ProfileError, QueryError, TargetError
 from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
 from wannabet.samplers.perf import ProfiledProcesses
 from wannabet.samplers.process import allowed_cores
@@ -108,6 +109,13 @@ _DIGESTS_SQL = (
     " SUM_ROWS_SENT, LEFT(DIGEST_TEXT, 200)"
     " FROM performance_schema.events_statements_summary_by_digest WHERE DIGEST IS NOT NULL"
 )
+#: the performance_schema reads of a snapshot: (key, what they give, table, query)
+_PS_READS = (
+    ("waits", "wait events", "events_waits_summary_global_by_event_name", _WAITS_SQL),
+    ("digests", "statement digests", "events_statements_summary_by_digest", _DIGESTS_SQL),
+)
+#: the server's "access denied" errors: to a table, a column, a database
+_DENIED = ("1142", "1143", "1044")
 
 
 def samplers_for(
@@ -133,6 +141,8 @@ class MySQLSampler:
         self.notes: list[StatsWarning] = []
         self.version = self._one("SELECT VERSION()") or ""
         self._ps = self._one("SELECT @@performance_schema") in ("1", "ON")
+        #: the performance_schema reads (keys of _PS_READS) this user may make
+        self._reads: tuple[str, ...] = ()
         if not self._ps:
             self.notes.append(
                 StatsWarning(
@@ -141,11 +151,43 @@ class MySQLSampler:
                     " performance_schema=ON in the server's configuration (needs a restart)",
                 )
             )
+        else:
+            self._reads = self._readable()
         self._process = self._find_server()
         self._cores = server_cores
         if self._cores is None and self._process is not None:
             self._cores = allowed_cores()
         self._before: dict[str, Any] = {}
+
+    def _readable(self) -> tuple[str, ...]:
+        """The performance_schema reads this user is allowed; a note for the others, which
+        leave the rest of the statistics (``SHOW GLOBAL STATUS`` needs no privilege) whole."""
+        allowed: list[str] = []
+        denied: list[tuple[str, str, str]] = []
+        for key, what, table, sql in _PS_READS:
+            try:
+                self._rows(f"{sql} LIMIT 0")
+            except QueryError as exc:
+                if exc.code not in _DENIED:
+                    raise
+                denied.append((what, table, str(exc).strip().splitlines()[0]))
+            else:
+                allowed.append(key)
+        if denied:
+            user, _, host = (self._one("SELECT CURRENT_USER()") or "").rpartition("@")
+            account = f"'{user}'@'{host}'"
+            self.notes.append(
+                StatsWarning(
+                    self.name,
+                    f"{' and '.join(w for w, _, _ in denied)} left out: {account} lacks the"
+                    f" SELECT privilege on"
+                    f" {', '.join(f'performance_schema.{t}' for _, t, _ in denied)}"
+                    f" ({denied[0][2]}); the status counters and server CPU are kept; to have"
+                    f" them, run as an administrator: GRANT SELECT ON performance_schema.* TO"
+                    f" {account}",
+                )
+            )
+        return tuple(allowed)
 
     def _rows(self, sql: str) -> list[tuple[str | None, ...]]:
         # A server that stops answering must not hold the sample's end.
@@ -181,10 +223,11 @@ class MySQLSampler:
                 continue
             status[str(name)] = int(number) if number.is_integer() else number
         snap: dict[str, Any] = {"status": status, "cpu_s": self._server_cpu_s()}
-        if self._ps:
+        if "waits" in self._reads:
             snap["waits"] = {
                 str(e): (int(n or 0), int(t or 0)) for e, n, t in self._rows(_WAITS_SQL)
             }
+        if "digests" in self._reads:
             snap["digests"] = {
                 (str(s), str(d)): (int(n or 0), int(t or 0), int(ex or 0), int(se or 0), text)
                 for s, d, n, t, ex, se, text in self._rows(_DIGESTS_SQL)
@@ -218,12 +261,13 @@ class MySQLSampler:
             cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
         )
         values["cores"] = self._cores
-        if self._ps and "waits" in before:
+        if "waits" in before:
             waits = _wait_deltas(before["waits"], after["waits"])
             if waits is None:
                 invalid.append("performance_schema wait summaries were truncated during the sample")
             else:
                 values["waits"] = waits
+        if "digests" in before:
             values["statements"] = _digest_deltas(before["digests"], after["digests"])
         values["server_commits"] = status.get("Com_commit") if not invalid else None
         values["engine_commits"] = result.counters.get("server_commits")
