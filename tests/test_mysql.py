@@ -459,6 +459,50 @@ def test_commits_joined_with_backslash_semicolon_are_counted(
         assert u.server_check is not None and u.server_check.ok, u.server_check
 
 
+LEXING_TOML = r"""
+name = "mysql-lexing"
+[setup]
+sql = '''
+DROP TABLE IF EXISTS `odd;name`;
+# a comment; with a semicolon and an apostrophe: it's
+CREATE TABLE `odd;name` (id int PRIMARY KEY, `note;col` varchar(40) NOT NULL);
+INSERT INTO `odd;name` VALUES (1, 'it\'s; one'), (2, "say \"two\"; :no");
+'''
+[workload]
+sessions = 1
+[[workload.transactions]]
+name = "read"
+script = '''
+# pick a row; the ids are 1 and 2, it's :not_a_variable
+\set id random(1, 2)
+SELECT `note;col` AS note FROM `odd;name` WHERE id = :id AND `note;col` <> 'x\'; :nope' \gset
+UPDATE `odd;name` SET `note;col` = `note;col` WHERE id = :id; -- done; :nor_this
+'''
+[sampling]
+samples = 1
+transactions = 40
+"""
+
+
+def test_scripts_and_set_up_are_split_as_the_server_reads_them(
+    target: Target, tmp_path: Path
+) -> None:
+    """Backslash escapes, backticks and # comments hold semicolons and :names that are no
+    statement end and no placeholder on MySQL; read with PostgreSQL's rules, the set-up and
+    every transaction failed."""
+    store = Store(tmp_path / "r.duckdb")
+    out = run_experiment(
+        parse_experiment(LEXING_TOML, file="e.toml"),
+        target=target,
+        store=store,
+        engine=NativeEngine(),
+    )
+    [row] = store.samples(out.run_id)
+    assert row["transactions"] == 40 and row["errors"] == 0, row
+    notes = sorted(r[0] for r in ENGINE.query(target, "SELECT `note;col` FROM `odd;name`"))
+    assert notes == ["it's; one", 'say "two"; :no']
+
+
 def test_flush_status_mid_sample_invalidates_that_sample(
     mariadb: ThrowawayMariaDB, target: Target, tmp_path: Path
 ) -> None:

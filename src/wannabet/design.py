@@ -17,10 +17,17 @@ from wannabet.model import (
     Factor,
     Order,
     ScheduledSample,
+    SqlDialect,
     Transaction,
     Workload,
 )
-from wannabet.script import PLACEHOLDER, ScriptError, fill, parse_script
+from wannabet.script import (
+    PLACEHOLDER,
+    ScriptError,
+    fill,
+    parse_script,
+    parse_script_for_any_target,
+)
 
 
 class PlaceholderError(ValueError):
@@ -58,12 +65,44 @@ def with_placeholders(
                 filled.append(t)
                 continue
             try:
-                script = parse_script(text, known_variables=known)
+                script = parse_script_for_any_target(text, known_variables=known)
             except ScriptError as exc:
                 raise PlaceholderError(t, condition.label, exc) from None
             filled.append(dataclasses.replace(t, script=script))
         out.append(dataclasses.replace(condition, transactions=tuple(filled)))
     return tuple(out)
+
+
+def lexed_as(condition: Condition, workload: Workload, dialect: SqlDialect) -> Condition:
+    """``condition`` with the scripts it runs read as ``dialect`` lexes SQL.
+
+    The experiment file is read before any target is known, with the standard rules (or
+    MySQL's, for a script only they read: :func:`wannabet.script.parse_script_for_any_target`);
+    a target must see its statements end, and its placeholders found, where its server will
+    (MySQL: ``\\'`` inside a string, backticks, ``#`` comments). The condition's levels are
+    already in its scripts (:func:`with_placeholders`).
+
+    Raises
+    ------
+    PlaceholderError
+        A script does not parse under ``dialect``.
+    """
+    ran = condition.transactions or workload.transactions
+    if all(t.script.dialect == dialect for t in ran):
+        return condition
+    known = set(PREDEFINED_VARIABLES) | {name for name, _ in workload.variables}
+    lexed = []
+    for t in ran:
+        if t.script.dialect == dialect:
+            lexed.append(t)
+            continue
+        try:
+            script = parse_script(t.script.text, known_variables=known, dialect=dialect)
+        except ScriptError as exc:
+            where = f"{condition.label}, as a {dialect} target reads SQL"
+            raise PlaceholderError(t, where, exc) from None
+        lexed.append(dataclasses.replace(t, script=script))
+    return dataclasses.replace(condition, transactions=tuple(lexed))
 
 
 def conditions(factors: tuple[Factor, ...]) -> tuple[Condition, ...]:

@@ -131,6 +131,11 @@ class SleepCommand:
 #: numbered form), ``?`` (MySQL: bare, in order)
 PlaceholderStyle = Literal["dollar", "qmark", "positional"]
 PLACEHOLDERS: dict[str, str] = {"dollar": "${n}", "qmark": "?{n}", "positional": "?"}
+#: how a backend's SQL is lexed where a script is split into statements and its ``:name``
+#: placeholders are found: ``standard`` (PostgreSQL's rules, which SQLite and DuckDB share for
+#: this purpose: ``''`` doubling, ``E'...'``, dollar quotes, ``--`` and nested ``/* */``) or
+#: ``mysql`` (backslash escapes in '...' and "...", backticks, ``#`` and ``-- `` comments)
+SqlDialect = Literal["standard", "mysql"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +220,9 @@ class Script:
     #: the text parses only with its ``{factor}`` placeholders filled in: the commands are a
     #: stand-in, and every condition parses its own copy (``design.with_placeholders``)
     needs_levels: bool = False
+    #: the SQL lexing it was read with; a target that lexes otherwise reads it again
+    #: (``design.lexed_as``)
+    dialect: SqlDialect = "standard"
 
     @property
     def pipelined(self) -> bool:

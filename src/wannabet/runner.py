@@ -69,8 +69,10 @@ from wannabet.model import (
     PipelineCommand,
     ScheduledSample,
     SqlCommand,
+    SqlDialect,
     StatisticsPlan,
     Transaction,
+    Workload,
 )
 from wannabet.render.format import sample_name
 from wannabet.samplers import Collector, StatsOptions
@@ -606,6 +608,17 @@ def _plan(experiment: Experiment, target: Target) -> _Plan:
         conditions = design.with_placeholders(
             design.conditions(experiment.factors), experiment.workload
         )
+        servers, targets = condition_targets(experiment, conditions, target)
+        # Each condition's scripts as its target lexes SQL (the file was read before any
+        # target was known).
+        conditions = tuple(
+            design.lexed_as(c, experiment.workload, where.backend.sql_dialect)
+            for c, where in zip(conditions, targets, strict=True)
+        )
+        for c, where in zip(conditions, targets, strict=True):
+            background = c.background or experiment.background
+            if background is not None:  # refused now rather than at its first sample
+                _background_workload(experiment, background, where.backend.sql_dialect)
     except design.PlaceholderError as exc:
         t = exc.transaction
         raise SpecError(
@@ -613,7 +626,6 @@ def _plan(experiment: Experiment, target: Target) -> _Plan:
         ) from None
     sampling = experiment.sampling
     schedule = design.schedule(len(conditions), sampling.samples, sampling.order, sampling.seed)
-    servers, targets = condition_targets(experiment, conditions, target)
     types: list[Transaction] = []
     programs: list[Program] = []
     type_ids: list[tuple[int, ...]] = []
@@ -634,6 +646,20 @@ def _plan(experiment: Experiment, target: Target) -> _Plan:
     return _Plan(
         conditions, schedule, tuple(programs), tuple(types), tuple(type_ids), targets, servers
     )
+
+
+def _background_workload(
+    experiment: Experiment, background: Background, dialect: SqlDialect
+) -> Workload:
+    """The workload a background load runs: its transactions, as the target lexes SQL."""
+    workload = dataclasses.replace(
+        experiment.workload,
+        transactions=background.transactions,
+        session_sql=background.session_sql,
+    )
+    own = Condition(levels=(), transactions=background.transactions)
+    lexed = design.lexed_as(own, workload, dialect).transactions
+    return dataclasses.replace(workload, transactions=lexed or background.transactions)
 
 
 def condition_targets(
@@ -1565,11 +1591,7 @@ class _SampleLoop:
         limit past the measured sample's (it is stopped when that one ends)."""
         key = (background.transactions, target.placeholder_style)
         if key not in self._background_programs:
-            workload = dataclasses.replace(
-                self.experiment.workload,
-                transactions=background.transactions,
-                session_sql=background.session_sql,
-            )
+            workload = _background_workload(self.experiment, background, target.backend.sql_dialect)
             self._background_programs[key] = compile_program(workload, target.placeholder_style)
         limit_ns = measured.duration_ns + 5_000_000_000 if measured.duration_ns else 86_400 * 10**9
         return SampleRequest(
@@ -1812,7 +1834,12 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
     of the workload runs and nothing is kept. Every refusal is reported with its file line."""
     plan = _plan(experiment, target)
     where = experiment.source_path or "<experiment>"
-    setup = split_sql(experiment.setup.sql) if experiment.setup and experiment.setup.sql else []
+    dialect = target.backend.sql_dialect
+    setup = (
+        split_sql(experiment.setup.sql, dialect)
+        if experiment.setup and experiment.setup.sql
+        else []
+    )
     dry: list[DryCondition] = []
     statements: list[list[tuple[Transaction, SqlCommand]]] = []
     for condition, on_target in zip(plan.conditions, plan.targets, strict=True):
@@ -1830,7 +1857,7 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
         )
         dry.append(
             (
-                [s for batch in batches for s in split_sql(batch)],
+                [s for batch in batches for s in split_sql(batch, on_target.backend.sql_dialect)],
                 [
                     (c.render(on_target.placeholder_style)[0], len(c.params))
                     for _, c in statements[-1]
@@ -2052,7 +2079,7 @@ def _execute_all(engine: Engine, target: Target, sql: str, where: str) -> None:
     statement that failed; one connection keeps BEGIN ... COMMIT, SET and temporary tables
     working across statements.
     """
-    statements = split_sql(sql)
+    statements = split_sql(sql, target.backend.sql_dialect)
     try:
         engine.execute_many(target, statements)
     except QueryError as exc:

@@ -14,6 +14,10 @@ Supported, as in pgbench:
 
 Errors are :class:`ScriptError` with a line number relative to the script; :mod:`wannabet.spec`
 turns them into file lines.
+
+Where statements end and where ``:name`` placeholders are depends on the target's SQL lexing
+(:data:`wannabet.model.SqlDialect`, owned by the backend): ``'it\\'s; here'`` is one string on
+MySQL and a string followed by SQL on PostgreSQL, and ``#`` starts a comment on MySQL only.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from wannabet.model import (
     SetCommand,
     SleepCommand,
     SqlCommand,
+    SqlDialect,
     VarRef,
 )
 
@@ -118,7 +123,9 @@ class ScriptError(ValueError):
         self.line = line
 
 
-def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
+def parse_script(
+    text: str, *, known_variables: Iterable[str] = (), dialect: SqlDialect = "standard"
+) -> Script:
     """Parse a transaction script.
 
     Parameters
@@ -127,6 +134,9 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
         The script, as written in the experiment file.
     known_variables
         Variables defined outside the script (workload variables, ``client_id``, ``scale``).
+    dialect
+        How the target lexes SQL: where quotes and comments are, so where statements end and
+        which ``:name`` are placeholders.
 
     Raises
     ------
@@ -134,7 +144,7 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
         On an unknown meta-command, a malformed expression, an unknown variable, or a script
         without any SQL statement.
     """
-    scope = _Scope(set(known_variables))
+    scope = _Scope(set(known_variables), dialect)
     commands: list[Command] = []
     sql_buffer: list[str] = []
     sql_start = 0
@@ -175,23 +185,50 @@ def parse_script(text: str, *, known_variables: Iterable[str] = ()) -> Script:
                 continue
             sql_start = lineno
         sql_buffer.append(raw)
-        statements, rest = split_statements("\n".join(sql_buffer))
+        statements, rest = split_statements("\n".join(sql_buffer), dialect)
         for statement in statements:
             commands.append(_parse_sql(statement, sql_start, scope))
-        sql_buffer = [rest] if rest.strip() and not _only_comments(rest) else []
+        sql_buffer = [rest] if rest.strip() and not _only_comments(rest, dialect) else []
         if statements and sql_buffer:
             sql_start = lineno
         i += 1
     if sql_buffer:
         # The last statement may omit its semicolon, as pgbench allows.
-        commands.append(_parse_sql(joined("\n".join(sql_buffer)).strip(), sql_start, scope))
+        last = joined("\n".join(sql_buffer), dialect).strip()
+        commands.append(_parse_sql(last, sql_start, scope))
     if not any(isinstance(c, SqlCommand | CopyCommand) for c in commands):
         raise ScriptError("the script has no SQL statement; add at least one, ending with ;", 1)
     _check_branches(commands)
     _check_pipelines(commands)
     return Script(
-        text=text, commands=tuple(commands), captured_variables=tuple(sorted(scope.deferred))
+        text=text,
+        commands=tuple(commands),
+        captured_variables=tuple(sorted(scope.deferred)),
+        dialect=dialect,
     )
+
+
+def parse_script_for_any_target(text: str, *, known_variables: Iterable[str] = ()) -> Script:
+    """:func:`parse_script` before the target is known: the standard reading, else MySQL's.
+
+    An experiment file is read before ``--target`` names where it runs, and a script valid on
+    MySQL may not read under the standard rules (``# it's`` is a comment there, an open quote
+    here). The run reads each script again as its target lexes SQL and refuses it then, with
+    its line, if that reading fails.
+
+    Raises
+    ------
+    ScriptError
+        The standard reading's error, when no reading takes the script.
+    """
+    known = set(known_variables)
+    try:
+        return parse_script(text, known_variables=known)
+    except ScriptError as standard:
+        try:
+            return parse_script(text, known_variables=known, dialect="mysql")
+        except ScriptError:
+            raise standard from None
 
 
 class _Scope:
@@ -199,8 +236,9 @@ class _Scope:
     ``\\set`` commands defined. After a ``\\gset``/``\\aset`` any name may be a result
     column; such names are collected for the engine to check against the real columns."""
 
-    def __init__(self, defined: set[str]) -> None:
+    def __init__(self, defined: set[str], dialect: SqlDialect) -> None:
         self.defined = defined
+        self.dialect = dialect
         self.capturing = False
         self.deferred: set[str] = set()
 
@@ -220,9 +258,9 @@ def _capture(
     """A statement ended by ``\\gset``/``\\aset`` (on its last line or the next one)."""
     kind = m["kind"].lower()  # as pgbench, any case: \GSET
     prefix = m["prefix"] or ""
-    statements, rest = split_statements(sql)
-    if rest.strip() and not _only_comments(rest):
-        statements.append(joined(rest).strip())
+    statements, rest = split_statements(sql, scope.dialect)
+    if rest.strip() and not _only_comments(rest, scope.dialect):
+        statements.append(joined(rest, scope.dialect).strip())
     elif not statements:
         # Alone on a line right after a finished statement: it applies to that one.
         last = commands[-1] if commands else None
@@ -305,27 +343,33 @@ def _check_pipelines(commands: list[Command]) -> None:
         raise ScriptError("\\startpipeline without \\endpipeline; end it in the script", start)
 
 
-def _only_comments(text: str) -> bool:
-    """True when ``text`` holds nothing but white space and ``--`` or ``/* */`` comments."""
-    return _strip_comments(text).strip() == ""
+def _only_comments(text: str, dialect: SqlDialect = "standard") -> bool:
+    """True when ``text`` holds nothing but white space and comments."""
+    return _strip_comments(text, dialect).strip() == ""
 
 
-def _strip_comments(text: str) -> str:
+def _strip_comments(text: str, dialect: SqlDialect = "standard") -> str:
+    """``text`` without its comments; quoted parts are kept as they are."""
     out, i, n = [], 0, len(text)
     while i < n:
-        if text.startswith("--", i):
-            close = text.find("\n", i)
-            i = n if close < 0 else close
-        elif text.startswith("/*", i):
-            i = _block_comment_end(text, i)
-        else:
+        skipped = _skip(text, i, dialect)
+        if skipped is None:
             out.append(text[i])
             i += 1
+            continue
+        kind, end = skipped
+        if kind == "quote":
+            out.append(text[i:end])
+        i = end
     return "".join(out)
 
 
-def _block_comment_end(text: str, i: int) -> int:
-    """The offset after the ``/* ... */`` comment starting at ``i``; they nest in PostgreSQL."""
+def _block_comment_end(text: str, i: int, *, nested: bool = True) -> int:
+    """The offset after the ``/* ... */`` comment starting at ``i``; they nest in PostgreSQL,
+    not in MySQL."""
+    if not nested:
+        close = text.find("*/", i + 2)
+        return len(text) if close < 0 else close + 2
     depth, i, n = 0, i, len(text)
     while i < n:
         if text.startswith("/*", i):
@@ -749,73 +793,102 @@ def fill(text: str, levels: dict[str, str]) -> str:
     return PLACEHOLDER.sub(lambda m: levels.get(m[1], m[0]), text)
 
 
-def split_sql(text: str) -> list[str]:
+def split_sql(text: str, dialect: SqlDialect = "standard") -> list[str]:
     """The statements of a SQL batch, split at semicolons outside quotes and comments."""
-    statements, rest = split_statements(text)
-    if rest.strip() and not _only_comments(rest):
+    statements, rest = split_statements(text, dialect)
+    if rest.strip() and not _only_comments(rest, dialect):
         statements.append(rest.strip())
     return statements
 
 
-def split_statements(text: str) -> tuple[list[str], str]:
+def split_statements(text: str, dialect: SqlDialect = "standard") -> tuple[list[str], str]:
     """Split complete ``;``-terminated statements off ``text``; return them and the remainder.
 
     Semicolons inside quotes, dollar quotes and comments do not end a statement.
     """
     statements: list[str] = []
     start = 0
-    for end in _scan(text, want=";"):
+    for end in _scan(text, want=";", dialect=dialect):
         if end > 0 and text[end - 1] == "\\":
             continue  # "\\;" joins the next statement to this one: one compound query
-        statement = joined(text[start:end]).strip()
-        if statement and not _only_comments(statement):
+        statement = joined(text[start:end], dialect).strip()
+        if statement and not _only_comments(statement, dialect):
             statements.append(statement)
         start = end + 1
     return statements, text[start:]
 
 
-def joined(statement: str) -> str:
+def joined(statement: str, dialect: SqlDialect = "standard") -> str:
     """``statement`` with pgbench's ``\\;`` (outside quotes and comments) made a plain ``;``:
     the statements it joins are sent as one query."""
-    cuts = [p - 1 for p in _scan(statement, want=";") if p > 0 and statement[p - 1] == "\\"]
+    cuts = [
+        p - 1
+        for p in _scan(statement, want=";", dialect=dialect)
+        if p > 0 and statement[p - 1] == "\\"
+    ]
     for p in reversed(cuts):
         statement = statement[:p] + statement[p + 1 :]
     return statement
 
 
-def _scan(text: str, *, want: str) -> Iterable[int]:
+def _scan(text: str, *, want: str, dialect: SqlDialect = "standard") -> Iterable[int]:
     """Yield the offsets of ``want`` characters that are outside quotes and comments."""
     i, n = 0, len(text)
     while i < n:
-        c = text[i]
-        if c in "eE" and text.startswith("'", i + 1) and (i == 0 or not _word_char(text[i - 1])):
-            # E'...' strings take backslash escapes, so \' does not end them.
-            i += 2
-            while i < n and text[i] != "'":
-                i += 2 if text[i] == "\\" else 1
-            i += 1
+        skipped = _skip(text, i, dialect)
+        if skipped is not None:
+            i = skipped[1]
             continue
-        if c in "'\"":
-            close = text.find(c, i + 1)
-            i = n if close < 0 else close + 1
-            continue
-        if text.startswith("--", i):
-            close = text.find("\n", i)
-            i = n if close < 0 else close + 1
-            continue
-        if text.startswith("/*", i):
-            i = _block_comment_end(text, i)
-            continue
-        if c == "$":
-            m = re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", text[i:])
-            if m:
-                tag = m.group(0)
-                close = text.find(tag, i + len(tag))
-                i = n if close < 0 else close + len(tag)
-                continue
-        if c == want:
+        if text[i] == want:
             yield i
         i += 1
+
+
+def _skip(text: str, i: int, dialect: SqlDialect) -> tuple[str, int] | None:
+    """When a quoted part or a comment starts at ``i``: ("quote" or "comment", the offset
+    after it; a line comment ends before its newline); else None. Unterminated ones run to
+    the end of ``text``."""
+    n = len(text)
+    c = text[i]
+    if dialect == "mysql":
+        if c in "'\"":
+            # Backslash escapes (\\' is a quote inside), and a doubled quote ('') continues
+            # the string as two strings would: the default sql_mode, not NO_BACKSLASH_ESCAPES.
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            return "quote", min(j + 1, n)
+        if c == "`":
+            close = text.find("`", i + 1)
+            return "quote", n if close < 0 else close + 1
+        # "-- " needs white space (or the end) after it: "--1" is minus minus one.
+        if c == "#" or (text.startswith("--", i) and (i + 2 >= n or text[i + 2].isspace())):
+            close = text.find("\n", i)
+            return "comment", n if close < 0 else close
+        if text.startswith("/*", i):
+            return "comment", _block_comment_end(text, i, nested=False)
+        return None
+    if c in "eE" and text.startswith("'", i + 1) and (i == 0 or not _word_char(text[i - 1])):
+        # E'...' strings take backslash escapes, so \\' does not end them.
+        j = i + 2
+        while j < n and text[j] != "'":
+            j += 2 if text[j] == "\\" else 1
+        return "quote", min(j + 1, n)
+    if c in "'\"":
+        close = text.find(c, i + 1)
+        return "quote", n if close < 0 else close + 1
+    if text.startswith("--", i):
+        close = text.find("\n", i)
+        return "comment", n if close < 0 else close
+    if text.startswith("/*", i):
+        return "comment", _block_comment_end(text, i)
+    if c == "$":
+        m = re.match(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$", text[i:])
+        if m:
+            tag = m.group(0)
+            close = text.find(tag, i + len(tag))
+            return "quote", n if close < 0 else close + len(tag)
+    return None
 
 
 def _word_char(c: str) -> bool:
@@ -826,7 +899,7 @@ def _parse_sql(statement: str, lineno: int, scope: _Scope) -> SqlCommand:
     parts: list[str] = []
     params: list[str] = []
     last = 0
-    for pos in _scan(statement, want=":"):
+    for pos in _scan(statement, want=":", dialect=scope.dialect):
         if statement.startswith("::", pos) or (pos > 0 and statement[pos - 1] == ":"):
             continue  # a PostgreSQL cast, not a placeholder
         # A name starts with a letter or _, so array slices like a[1:2] stay SQL.
@@ -839,14 +912,14 @@ def _parse_sql(statement: str, lineno: int, scope: _Scope) -> SqlCommand:
         last = pos + 1 + m.end()
     parts.append(statement[last:])
     # Only a "\\;" leaves a ; inside one statement.
-    cuts = list(_scan(statement, want=";"))
+    cuts = list(_scan(statement, want=";", dialect=scope.dialect))
     joins: tuple[str, ...] = ()
     if cuts:
         # Each statement it joins, without its comments, for an engine that counts the
         # COMMITs among them (MySQL's Com_commit counts each).
         bounds = zip([-1, *cuts], [*cuts, len(statement)], strict=True)
         pieces = [statement[a + 1 : b] for a, b in bounds]
-        joins = tuple(t for t in (_strip_comments(x).strip() for x in pieces) if t)
+        joins = tuple(t for t in (_strip_comments(x, scope.dialect).strip() for x in pieces) if t)
     return SqlCommand(
         text=statement,
         parts=tuple(parts),

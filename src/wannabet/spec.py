@@ -49,7 +49,7 @@ from wannabet.model import (
     Transaction,
     Workload,
 )
-from wannabet.script import PLACEHOLDER, ScriptError, fill, parse_script
+from wannabet.script import PLACEHOLDER, ScriptError, fill, parse_script_for_any_target
 
 _T = TypeVar("_T")
 
@@ -545,7 +545,7 @@ class _Reader:
                 for level in f.levels:
                     text = fill(t.script.text, first | {f.name: level})
                     try:
-                        parse_script(text, known_variables=known)
+                        parse_script_for_any_target(text, known_variables=known)
                     except ScriptError as exc:
                         raise self.fail(
                             f"transaction {t.name!r}",
@@ -1221,12 +1221,12 @@ def _parse_with_placeholders(text: str, known: set[str]) -> Script:
     with its levels in (:func:`wannabet.design.with_placeholders`), and the file's factors
     are checked to name every one (:meth:`_Reader.placeholders`)."""
     try:
-        return parse_script(text, known_variables=known)
+        return parse_script_for_any_target(text, known_variables=known)
     except ScriptError:
         if not PLACEHOLDER.search(text):
             raise
     names = dict.fromkeys(PLACEHOLDER.findall(text), "0")
-    script = parse_script(fill(text, names), known_variables=known)
+    script = parse_script_for_any_target(fill(text, names), known_variables=known)
     return dataclasses.replace(script, text=text, needs_levels=True)
 
 

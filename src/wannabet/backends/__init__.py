@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import WorkSource
     from wannabet.engine.base import Engine
     from wannabet.engine.dbapi import Driver
-    from wannabet.model import PlaceholderStyle
+    from wannabet.model import PlaceholderStyle, SqlDialect
     from wannabet.samplers.base import Collector, Sampler, StatsWarning
     from wannabet.samplers.options import StatsOptions
     from wannabet.samplers.perf import ProfiledProcesses
@@ -106,6 +106,9 @@ class Backend:
     #: environment variables its client reads a password from (``PGPASSWORD``): taken out of
     #: what a hook's command is given
     password_variables: tuple[str, ...] = ()
+    #: how its SQL is lexed: where a script's statements end and which ``:name`` are
+    #: placeholders (:data:`wannabet.model.SqlDialect`)
+    sql_dialect: SqlDialect = "standard"
 
 
 @cache

@@ -57,4 +57,5 @@ BACKEND = Backend(
     profiled=_profiled,
     password_variables=("MYSQL_PWD",),
     features=frozenset({"compound"}),
+    sql_dialect="mysql",
 )
