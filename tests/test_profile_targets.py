@@ -19,7 +19,7 @@ import pytest
 from wannabet.backends import parse_target, profiled_processes
 from wannabet.engine import NativeEngine
 from wannabet.errors import ProfileError
-from wannabet.samplers.perf import ProfiledProcesses, check_profiling
+from wannabet.samplers.perf import ProfiledProcesses, _perf_reason, check_profiling
 from wannabet.spec import parse_experiment
 from wannabet.testing.ci import unavailable
 from wannabet.testing.cli import one_line_error, wannabet
@@ -129,3 +129,27 @@ def test_the_profile_table_and_its_errors() -> None:
     ):
         with pytest.raises(Exception, match=message):
             parse_experiment(text + f"[profile]\n{bad}\n")
+
+
+#: what perf 6.1 prints, as a user the kernel's perf_event_paranoid keeps out
+_PARANOID = """\
+Error:
+Access to performance monitoring and observability operations is limited.
+Consider adjusting /proc/sys/kernel/perf_event_paranoid setting to open
+access to performance monitoring and observability operations for processes
+without CAP_PERFMON, CAP_SYS_PTRACE or CAP_SYS_ADMIN Linux capability.
+perf_event_paranoid setting is 2:
+  -1: Allow use of (almost) all events by all users
+"""
+
+
+@pytest.mark.parametrize(
+    ("stderr", "reason"),
+    [
+        (_PARANOID, "Access to performance monitoring and observability operations is limited"),
+        ("Error:\nNo permission to enable cpu-clock event.\n", "No permission to enable"),
+        ("", "perf failed without a message"),
+    ],
+)
+def test_the_refusal_gives_perfs_reason_not_its_heading(stderr: str, reason: str) -> None:
+    assert _perf_reason(stderr).startswith(reason)

@@ -112,14 +112,29 @@ def _record_command(perf: str, pids: Sequence[int], frequency_hz: int, output: P
     ]
 
 
+#: words of the line in perf's complaint that says why (the lines after it are advice)
+_REASON_WORDS = (
+    "access to",
+    "paranoid",
+    "permission",
+    "not permitted",
+    "no such",
+    "error",
+)
+
+
 def _perf_reason(stderr: str) -> str:
-    """The line of perf's complaint that says why, without its long advice."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    """The line of perf's complaint that says why, without its long advice.
+
+    A bare heading (perf prints ``Error:`` on a line of its own before the reason) says
+    nothing: only lines of more than one word are taken."""
+    lines = [line.strip().rstrip(".:") for line in stderr.splitlines()]
+    lines = [line for line in lines if len(line.split()) > 1]
     for line in lines:
         low = line.lower()
-        if any(w in low for w in ("paranoid", "permission", "not permitted", "no such", "error")):
-            return line.rstrip(".:")
-    return lines[0].rstrip(".:") if lines else "perf failed without a message"
+        if any(w in low for w in _REASON_WORDS):
+            return line
+    return lines[0] if lines else "perf failed without a message"
 
 
 def check_profiling(processes: ProfiledProcesses, frequency_hz: int) -> None:
