@@ -105,6 +105,16 @@ def test_the_table_names_each_pair(results: Path) -> None:
     for title in ("b against a", "c against a", "c against b"):
         assert title in done.stdout, done.stdout
     assert "frames of all pairs" in " ".join(done.stdout.split()), done.stdout
+    # The same tables in Markdown: a heading and a pipe table per pair, the same verdicts.
+    done = wannabet_in_process(
+        "compare", "-r", str(results), "--profile", "--pairs", "all", "-f", "markdown"
+    )
+    assert done.returncode == 0, done.stderr
+    for title in ("b against a", "c against a", "c against b"):
+        assert f"### CPU profile: {title}" in done.stdout, done.stdout
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| hot ")]
+    assert [row.split("|")[-2].strip() for row in rows] == ["grew", "grew", "undecided"]
+    assert "─" not in done.stdout  # no box drawing
 
 
 def test_the_report_and_the_api_follow_the_same_pairs(results: Path) -> None:

@@ -1098,7 +1098,7 @@ def _compare_profiles(
 ) -> None:
     """``compare --profile``: the frames that grew or shrank, as a table or JSON."""
     from wannabet import api
-    from wannabet.render.profiles import profile_tables
+    from wannabet.render.profiles import profile_markdown, profile_tables
 
     if run_ids and len(run_ids) > 1:
         raise SpecError(
@@ -1111,11 +1111,13 @@ def _compare_profiles(
     )
     if output is Format.json:
         sys.stdout.write(json.dumps(found.to_dict(), indent=2) + "\n")
-    elif output in (Format.table, Format.markdown):
+    elif output is Format.markdown:
+        sys.stdout.write(profile_markdown(found))
+    elif output is Format.table:
         console.print(profile_tables(found))
     else:
         raise SpecError(
-            "prints a table or JSON; use --format table or --format json",
+            "prints a table, Markdown or JSON; use --format table, markdown or json",
             key="--profile",
             file="command line",
         )

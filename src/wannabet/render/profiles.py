@@ -20,6 +20,8 @@ from wannabet.analysis.profiles import FrameChange, ProfileComparison
 from wannabet.engine.flame import flame_graph
 from wannabet.profiling import ProfileDifference, RunProfiles
 
+from .markdown import markdown_table
+
 __all__ = ["FlameGraph", "differential_graph", "flame_graphs", "frame_line", "profile_tables"]
 
 #: undecided frames: a neutral grey, so that colour means a decided change
@@ -136,46 +138,79 @@ def flame_graphs(profiles: RunProfiles) -> tuple[list[FlameGraph], list[FlameGra
     return plain, diffs
 
 
+def _columns(d: ProfileDifference) -> list[tuple[str, str]]:
+    return [
+        ("frame", "left"),
+        (f"{d.baseline} %", "right"),
+        (f"{d.label} %", "right"),
+        ("change (pp)", "right"),
+        ("interval (pp)", "right"),
+        ("verdict", "left"),
+    ]
+
+
+def _cells(ch: FrameChange) -> list[str]:
+    iv = ch.change
+    return [
+        ch.frame,
+        f"{ch.baseline_pct:.1f}",
+        f"{ch.other_pct:.1f}",
+        f"{ch.change_pp:+.1f}",
+        "" if iv is None else f"[{iv.low:+.1f}, {iv.high:+.1f}]",
+        ch.verdict,
+    ]
+
+
+def _summary(c: ProfileComparison) -> str:
+    """What was tested and how, said under each pair's table."""
+    text = (
+        f"{len(c.grew)} grew, {len(c.shrank)} shrank of {c.n_tested} frames tested"
+        f" ({c.share} share per sample, Welch + Holm at α = {c.alpha:g}"
+        + (f" over the {c.n_family} frames of all pairs" if c.n_family > c.n_tested else "")
+        + f"); {c.n_left_out} frames under {100 * c.min_share:g}% left out;"
+        f" {c.n_baseline} and {c.n_other} samples"
+    )
+    return f"{text}. {c.note}" if c.note else text
+
+
+_NOTHING = "One condition has profiles: nothing to compare it with."
+
+
+def _title(d: ProfileDifference) -> str:
+    return f"CPU profile: {d.label} against {d.baseline}"
+
+
 def profile_tables(profiles: RunProfiles) -> Group:
     """``compare --profile``: per pair of conditions, the frames that changed."""
     parts: list[object] = []
     for d in profiles.differences:
-        c = d.comparison
-        table = Table(
-            title=escape(f"CPU profile: {d.label} against {d.baseline}"),
-            title_justify="left",
-        )
-        for name, justify in (
-            ("frame", "left"),
-            (f"{d.baseline} %", "right"),
-            (f"{d.label} %", "right"),
-            ("change (pp)", "right"),
-            ("interval (pp)", "right"),
-            ("verdict", "left"),
-        ):
+        table = Table(title=escape(_title(d)), title_justify="left")
+        for name, justify in _columns(d):
             table.add_column(escape(name), justify=justify)  # type: ignore[arg-type]
-        for ch in c.changes:
-            iv = ch.change
+        for ch in d.comparison.changes:
+            cells = [escape(v) for v in _cells(ch)]
             style = {"grew": "red", "shrank": "blue"}.get(ch.verdict, "")
-            table.add_row(
-                escape(ch.frame),
-                f"{ch.baseline_pct:.1f}",
-                f"{ch.other_pct:.1f}",
-                f"{ch.change_pp:+.1f}",
-                "" if iv is None else f"[{iv.low:+.1f}, {iv.high:+.1f}]",
-                f"[{style}]{ch.verdict}[/{style}]" if style else ch.verdict,
-            )
+            if style:
+                cells[-1] = f"[{style}]{ch.verdict}[/{style}]"
+            table.add_row(*cells)
         parts.append(table)
-        summary = (
-            f"{len(c.grew)} grew, {len(c.shrank)} shrank of {c.n_tested} frames tested"
-            f" ({c.share} share per sample, Welch + Holm at α = {c.alpha:g}"
-            + (f" over the {c.n_family} frames of all pairs" if c.n_family > c.n_tested else "")
-            + f"); {c.n_left_out} frames under {100 * c.min_share:g}% left out;"
-            f" {c.n_baseline} and {c.n_other} samples"
-        )
-        if c.note:
-            summary += f". {c.note}"
-        parts.append(Text(summary))
+        parts.append(Text(_summary(d.comparison)))
     if not profiles.differences:
-        parts.append(Text("One condition has profiles: nothing to compare it with."))
+        parts.append(Text(_NOTHING))
     return Group(*parts)  # type: ignore[arg-type]
+
+
+def profile_markdown(profiles: RunProfiles) -> str:
+    """``compare --profile --format markdown``: the tables of :func:`profile_tables`."""
+    out: list[str] = []
+    for d in profiles.differences:
+        columns = _columns(d)
+        table = markdown_table(
+            [name for name, _ in columns],
+            [_cells(ch) for ch in d.comparison.changes],
+            [justify for _, justify in columns],
+        )
+        out.append(f"### {_title(d)}\n\n{table}\n{_summary(d.comparison)}\n")
+    if not profiles.differences:
+        out.append(_NOTHING + "\n")
+    return "\n".join(out)
