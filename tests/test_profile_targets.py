@@ -9,13 +9,17 @@ engine threads in this process, the refusals (a DB-API target, a process that is
 from __future__ import annotations
 
 import json
+import os
+import pwd
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import duckdb
+import psutil  # type: ignore[import-untyped]
 import pytest
 
+from conftest import throwaway_postgres
 from wannabet.backends import parse_target, profiled_processes
 from wannabet.engine import NativeEngine
 from wannabet.errors import ProfileError
@@ -153,3 +157,32 @@ perf_event_paranoid setting is 2:
 )
 def test_the_refusal_gives_perfs_reason_not_its_heading(stderr: str, reason: str) -> None:
     assert _perf_reason(stderr).startswith(reason)
+
+
+@pytest.mark.postgres
+def test_a_server_restarted_before_each_sample_is_profiled_again(perf: str, tmp_path: Path) -> None:
+    """A hook (or a level's system_shell) that restarts the server gives it a new postmaster;
+    the profile follows it rather than losing every sample after the first restart."""
+    with throwaway_postgres() as pg:
+        pg_ctl = f"{pg.bindir / 'pg_ctl'} -D {pg.data} -w -m fast restart -l {pg.log}"
+        if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+            pg_ctl = f"runuser -u {pwd.getpwuid(pg.data.stat().st_uid).pw_name} -- {pg_ctl}"
+        text = BASE.format(sql="SELECT count(*) FROM generate_series(1, 20000)")
+        text = text.replace("samples = 2", "samples = 3")
+        text += f'[[hooks]]\nwhen = "before-sample"\nshell = "{pg_ctl}"\n'
+        text += "[workload]\nreconnect = true\n"
+        experiment = tmp_path / "e.toml"
+        experiment.write_text(text)
+        results = tmp_path / "r.duckdb"
+        before = psutil.Process(int((pg.data / "postmaster.pid").read_text().split()[0]))
+        done = wannabet("run", str(experiment), "--target", pg.url, "-r", str(results))
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "is gone" not in done.stderr, done.stderr
+        assert not before.is_running()  # the hook did restart it
+    with duckdb.connect(str(results), read_only=True) as con:
+        stats = [json.loads(s) for (s,) in con.execute("SELECT stats FROM samples").fetchall()]
+        profiled = con.execute("SELECT count(DISTINCT sample_id) FROM profiles").fetchone()
+    assert len(stats) == 3
+    for doc in stats:
+        assert doc.get("profile", {}).get("stack_samples", 0) > 0, doc.get("warnings")
+    assert profiled == (3,)

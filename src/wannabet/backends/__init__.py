@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -230,6 +230,8 @@ def profiled_processes(target: Target, engine: Engine, frequency_hz: int) -> Pro
             f"profiles are not available for {target.backend.kind} targets: wannabet cannot see"
             " their server's processes; run without --profile / [profile] perf"
         )
-    processes = target.backend.profiled(target, engine)
+    profiled = target.backend.profiled
+    processes = profiled(target, engine)
     check_profiling(processes, frequency_hz)
-    return processes
+    # A restart between samples gives the server new pids: the sampler looks for it again.
+    return replace(processes, locate=lambda: profiled(target, engine))

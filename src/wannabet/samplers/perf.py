@@ -32,8 +32,8 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import psutil  # type: ignore[import-untyped]
@@ -66,6 +66,10 @@ class ProfiledProcesses:
     #: for messages: "the PostgreSQL server (postmaster 1234 and its processes)"
     description: str
     children: bool = False
+    #: finds the server's processes again when a root is gone: a server restarted between
+    #: samples (a hook, a setting that needs a restart) runs under a new pid. None: a root
+    #: that is gone stays an error (this process)
+    locate: Callable[[], ProfiledProcesses] | None = field(default=None, compare=False)
 
     def pids(self) -> list[int]:
         """The pids to attach to now; a root that is gone raises ProfileError."""
@@ -73,12 +77,22 @@ class ProfiledProcesses:
         for root in self.roots:
             try:
                 process = psutil.Process(root)
+                # A server that exited but was not reaped (its parent is an init that does
+                # not reap, as in many containers) is gone too: perf cannot attach to it.
+                if process.status() == psutil.STATUS_ZOMBIE:
+                    raise psutil.ZombieProcess(root)
                 pids.append(root)
                 if self.children:
-                    pids.extend(p.pid for p in process.children(recursive=True))
+                    pids.extend(p.pid for p in process.children(recursive=True) if _alive(p))
             except psutil.Error as exc:
                 raise ProfileError(f"{self.description} is gone: {exc}") from None
         return sorted(set(pids))
+
+
+def _alive(process: psutil.Process) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return bool(process.status() != psutil.STATUS_ZOMBIE)
+    return False
 
 
 def perf_path() -> str:
@@ -218,7 +232,16 @@ class PerfSampler:
 
     def _start(self, interrupted: Interrupted) -> None:
         self.abandon()
-        self._pids = self._processes.pids()
+        try:
+            self._pids = self._processes.pids()
+        except ProfileError:
+            locate = self._processes.locate
+            if locate is None:
+                raise
+            # The server restarted since the last sample: profile the one running now (and
+            # find it again after its next restart).
+            self._processes = replace(locate(), locate=locate)
+            self._pids = self._processes.pids()
         self._output.unlink(missing_ok=True)
         command = _record_command(self._perf, self._pids, self._frequency_hz, self._output)
         # perf starts with its events off (-D -1) and turns them on when told through its
