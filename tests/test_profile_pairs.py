@@ -4,6 +4,7 @@ live in ``tests/report/test_profiles_report.py``), and the options that do not a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -142,3 +143,34 @@ def test_options_of_the_latency_comparison_are_refused(
     done = wannabet_in_process("compare", "-r", str(results), "--profile", *args)
     line = one_line_error(done, 2)
     assert option in line and "--profile" in line, line
+
+
+def test_a_profiled_run_that_kept_no_profile_says_why(tmp_path: Path) -> None:
+    """Not "run it with --profile": it was, and the profiler's warning says what happened."""
+    store = Store(tmp_path / "r.duckdb")
+    run_id = store.create_run(
+        name="lost",
+        kind="run",
+        seed=1,
+        target="sqlite:///x.db",
+        settings={"sessions": 1},
+        environment={},
+        conditions=[ConditionRow(0, "a", {}), ConditionRow(1, "b", {})],
+        transaction_types=[("t", 1, "SELECT 1;")],
+    )
+    t0 = 1_700_000_000_000_000_000
+    lost = "profile: the server (postgres 12345) is gone: process no longer exists"
+    for sample_id in range(4):
+        start = t0 + sample_id * 10**9 + np.arange(5, dtype=np.int64) * 1_000_000
+        stats = {"valid": True, "warnings": [lost]}
+        row = SampleRow(sample_id, sample_id % 2, 0, sample_id // 2, t0, t0, t0 + 10**9, 0.0)
+        store.add_sample(
+            run_id,
+            dataclasses.replace(row, stats=stats),
+            committed_columns(start, start + 500_000),
+        )
+    store.finish_run(run_id, "complete")
+    done = wannabet_in_process("compare", "-r", str(tmp_path / "r.duckdb"), "--profile")
+    line = one_line_error(done, 5)
+    assert "was profiled, but no sample's profile was recorded" in line, line
+    assert "postgres 12345) is gone" in line and "--profile" not in line, line

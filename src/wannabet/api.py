@@ -425,6 +425,12 @@ class Results:
             pairs=pairs,
         )
         if found is None:
+            lost = _profile_warning(self.store, info.run_id)
+            if lost is not None:
+                raise AnalysisError(
+                    f"run {info.run_id} was profiled, but no sample's profile was recorded"
+                    f" ({lost}); see wannabet summary for each sample's warnings"
+                )
             raise AnalysisError(
                 f"run {info.run_id} has no CPU profiles; run the experiment with --profile"
                 " (or [profile] perf = true)"
@@ -674,3 +680,14 @@ def run_experiment(file: str | Path, **options: Any) -> Outcome:
     """Run an experiment file as ``wannabet run`` does (without its progress bar); the
     keyword arguments are :func:`prepare_experiment`'s."""
     return prepare_experiment(file, **options).run()
+
+
+def _profile_warning(store: Store, run_id: int) -> str | None:
+    """The first warning of the profiler in the run's samples: it ran with profiles, and says
+    why none was kept (None: no sample had the profiler)."""
+    for sample in store.samples(run_id):
+        doc = json.loads(sample["stats"] or "{}")
+        for warning in doc.get("warnings", ()):
+            if str(warning).startswith("profile:"):
+                return str(warning).removeprefix("profile:").strip()
+    return None
