@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import socket
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,7 +25,7 @@ from wannabet.backends.oracle.url import connect_args
 from wannabet.backends.oracle.work import extract
 from wannabet.engine import NativeEngine, SampleRequest, compile_program
 from wannabet.engine.dbapi import Driver
-from wannabet.errors import ConnectError, SpecError
+from wannabet.errors import ConnectError, MissingExtra, SpecError
 from wannabet.spec import parse_experiment
 
 ENGINE = NativeEngine()
@@ -298,3 +299,60 @@ def test_a_view_the_user_may_not_read_is_named_with_the_grant(views: sqlite3.Con
     # Without NUM_CPUS the cores are unknown, not guessed.
     views.execute("DROP TABLE v$osstat")
     assert ora.cores(query_of(views)) is None
+
+
+# -- without the driver (the 'oracle' extra not installed) -------------------------------------
+
+
+def test_a_missing_driver_is_the_missing_extra_exit_code_through_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without python-oracledb the run and the dry run end with the missing extra's one line and
+    exit code 7 (docs/cli.md), not as a failure to connect (3)."""
+    from typer.testing import CliRunner
+
+    from wannabet.cli import app
+
+    # A None entry in sys.modules makes ``import oracledb`` raise ImportError.
+    monkeypatch.setitem(sys.modules, "oracledb", None)
+    spec = tmp_path / "e.toml"
+    url = "oracle://scott:s3cret-pw@127.0.0.1:1/ORCL"
+    spec.write_text(
+        f"name = 'e'\ntarget = '{url}'\n"
+        "[sampling]\nsamples = 1\nduration = '1s'\nwarmup = '0s'\n"
+        "[[workload.transactions]]\nscript = 'SELECT 1 FROM dual'\n"
+    )
+    results = str(tmp_path / "r.duckdb")
+    for command in (["run", str(spec), "-r", results], ["check", str(spec), "-t", url]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 7, (command, result.stderr)
+        assert result.stderr.strip() == (
+            "error: an Oracle target needs wannabet's optional 'oracle' part (missing:"
+            " python-oracledb); install it with pip install 'wannabet[oracle]', or from a clone"
+            " of wannabet's source with pip install '.[oracle]'"
+        )
+
+
+def test_a_session_lets_the_missing_extra_through(tmp_path: Path) -> None:
+    """Any driver whose connect finds an extra missing: the engine raises MissingExtra itself,
+    not a ConnectError wrapping its message."""
+
+    def connect() -> Any:
+        raise MissingExtra("a test target", "oracle", "python-oracledb")
+
+    driver = Driver(module="none", connect=connect, paramstyle="named")
+    generic = parse_target(f"dbapi://sqlite3?database={tmp_path / 't.db'}")
+    target = dataclasses.replace(
+        generic, backend=dataclasses.replace(generic.backend, driver=lambda t: driver)
+    )
+    with pytest.raises(MissingExtra) as info:
+        ENGINE.query(target, "SELECT 1")
+    assert info.value.extra == "oracle"
+
+
+def test_the_sampler_does_not_turn_a_missing_driver_into_a_statistics_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "oracledb", None)
+    with pytest.raises(MissingExtra, match=r"pip install 'wannabet\[oracle\]'"):
+        ora.samplers_for(parse_target("oracle://scott:pw@127.0.0.1:1/ORCL"))

@@ -151,6 +151,10 @@ class DbapiSession:
         self._driver = driver
         try:
             self._conn = driver.connect()
+        except WannabetError:
+            # Ours already (an extra that is not installed): its own message and exit code,
+            # not a connection failure.
+            raise
         except Exception as exc:
             raise self._error(exc, status="connection") from None
         self._cursor = self._conn.cursor()

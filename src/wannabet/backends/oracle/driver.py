@@ -46,17 +46,24 @@ def classify(exc: BaseException) -> tuple[str, str | None]:
     return "error", code
 
 
-def connect(target: Target) -> Any:
+def _oracledb() -> Any:
     try:
         import oracledb
     except ImportError:
         raise MissingExtra("an Oracle target", "oracle", "python-oracledb") from None
-    conn = oracledb.connect(**connect_args(target), tcp_connect_timeout=10)
+    return oracledb
+
+
+def connect(target: Target) -> Any:
+    conn = _oracledb().connect(**connect_args(target), tcp_connect_timeout=10)
     conn.autocommit = True
     return conn
 
 
 def driver(target: Target) -> Driver:
+    # Looked for here, before any session or sampler connects: a missing driver is the
+    # missing extra (exit code 7), not a failure to connect.
+    _oracledb()
     return Driver(
         module="oracledb",
         connect=lambda: connect(target),

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from wannabet.engine.base import SampleResult
+from wannabet.errors import MissingExtra
 from wannabet.samplers.base import Interrupted, Section, StatsWarning, delta, never
 
 #: runs one statement, returns its rows
@@ -208,6 +209,9 @@ def samplers_for(
 
     try:
         conn = connect(target)
+    except MissingExtra:
+        # Not a statistics problem: the run cannot reach Oracle at all without the extra.
+        raise
     except Exception as exc:
         return [], [StatsWarning("oracle", f"cannot connect for statistics: {exc}")]
     # Every round trip of the statistics connection gives up after this long (python-oracledb's
