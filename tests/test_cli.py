@@ -573,3 +573,55 @@ def test_summary_shows_per_type_rows(mixed: Path) -> None:
     assert lines[0].endswith(",txn") and len(lines) == 1 + 2 + 4
     code, out, _ = _cli("summary", "-r", str(mixed), "-f", "markdown")
     assert code == 0 and "**Per transaction type**" in out
+
+
+def test_a_target_that_is_the_results_file_is_refused_before_anything_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A DuckDB (or SQLite, or DB-API) target that is the run's own results file would have the
+    run write into the database it measures: refused in one line naming both, exit code 2,
+    whether the two are written relative or absolute, through a symlink or a hard link."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path)
+    spec = tmp_path / "e.toml"
+    spec.write_text(
+        "name = 'e'\n[sampling]\nsamples = 1\nduration = '0.2s'\nwarmup = '0s'\n"
+        "[[workload.transactions]]\nscript = 'SELECT 1'\n"
+    )
+    results = tmp_path / "r.duckdb"
+    for given, url in [
+        ("r.duckdb", f"duckdb:///{results}"),  # relative results, absolute target
+        (str(results), "duckdb:///r.duckdb"),  # and the other way round
+        (str(tmp_path / "link" / "r.duckdb"), "duckdb:///r.duckdb?threads=1"),  # a symlink
+        ("r.duckdb", "dbapi://duckdb?database=r.duckdb"),
+        ("r.duckdb", f"sqlite:///{results}"),
+    ]:
+        line = one_line_error(cli.wannabet("run", str(spec), "-r", given, "-t", url), 2)
+        shown = url.split("?")[0].replace(":///r.duckdb", f":///{results}")
+        assert line == (
+            f"error: command line: --target: {shown if 'dbapi' not in url else url} is the"
+            f" results file {given} itself; the run would store its results in the database"
+            " it measures: name another results file (--results) or another target"
+        )
+        assert not results.exists()  # nothing made: not the store, not the target
+
+    # An existing results file, and a hard link to it as the target (another path, one inode).
+    assert cli.wannabet("run", str(spec), "-r", "r.duckdb", "-t", "sqlite:///t.db").returncode == 0
+    before = results.read_bytes()
+    os.link(results, tmp_path / "h.duckdb")
+    line = one_line_error(
+        cli.wannabet("run", str(spec), "-r", "r.duckdb", "-t", "duckdb:///h.duckdb"), 2
+    )
+    assert f"duckdb:///{tmp_path / 'h.duckdb'} is the results file r.duckdb itself" in line
+    assert results.read_bytes() == before
+    assert [r.status for r in Store(results, read_only=True).runs()] == ["complete"]
+
+    # A factor's level naming the results file: refused by its key, before the other runs.
+    spec.write_text(
+        spec.read_text()
+        + "[[factors]]\nname = 'where'\n[factors.levels.a]\n"
+        + "target = 'sqlite:///t.db'\n[factors.levels.b]\ntarget = 'sqlite:///r.duckdb'\n"
+    )
+    line = one_line_error(cli.wannabet("run", str(spec), "-r", "r.duckdb"), 2)
+    assert line.startswith(f"error: {spec}: target of condition where=b: sqlite:///{results} is")
+    assert results.read_bytes() == before

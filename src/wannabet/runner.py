@@ -35,6 +35,7 @@ from wannabet import design
 from wannabet.analysis.sequential import SequentialComparison, sequential_comparisons
 from wannabet.backends import (
     collector_for,
+    database_file,
     parse_target,
     password_variables,
     profiled_processes,
@@ -304,6 +305,12 @@ def prepare_run(
         key="--target" if target else "target",
         file="command line" if target else file,
     )
+    refuse_results_file(
+        resolved,
+        store.path,
+        key="--target" if target else "target",
+        file="command line" if target else file,
+    )
     statistics = statistics_options(
         experiment.statistics,
         enabled=stats,
@@ -311,6 +318,35 @@ def prepare_run(
         server_cores=server_cores,
     )
     return RunSetup(resolved, fresh, statistics, storage_warning(experiment, store.path))
+
+
+def refuse_results_file(target: Target, results: Path, *, key: str, file: str | None) -> None:
+    """Refuse a target whose database is the results file: the run would write its results
+    into the database it measures (DuckDB: the two connections lock or corrupt each other).
+
+    Raises
+    ------
+    SpecError
+        The target's file and ``results`` are one file (the same inode, or for files not made
+        yet the same resolved path: relative, absolute and through symlinks alike).
+    """
+    path = database_file(target)
+    if path is None or not _same_file(path, results):
+        return
+    raise SpecError(
+        f"{target.display} is the results file {results} itself; the run would store its"
+        " results in the database it measures: name another results file (--results) or"
+        " another target",
+        key=key,
+        file=file,
+    )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return a.expanduser().resolve() == b.expanduser().resolve()
 
 
 #: the longest run wannabet starts: beyond it an option is a typo, not a plan
@@ -480,6 +516,13 @@ def run_experiment(
     """
     observer = observer or SilentObserver()
     plan = _plan(experiment, target)
+    for condition, where in zip(plan.conditions, plan.targets, strict=True):
+        refuse_results_file(
+            where,
+            store.path,
+            key=f"target of condition {condition.label}" if condition.target else "target",
+            file=experiment.source_path,
+        )
     # The default target is made afresh only when a condition runs on it, and never for a
     # resumed run: its database is the one the run left, which the samples to come expect.
     fresh_target = (

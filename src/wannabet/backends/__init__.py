@@ -22,6 +22,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wannabet.errors import SpecError, TargetError
@@ -44,6 +45,7 @@ __all__ = [
     "backend_for_url",
     "backends",
     "collector_for",
+    "database_file",
     "examples",
     "parse_target",
     "profiled_processes",
@@ -109,6 +111,10 @@ class Backend:
     #: how its SQL is lexed: where a script's statements end and which ``:name`` are
     #: placeholders (:data:`wannabet.model.SqlDialect`)
     sql_dialect: SqlDialect = "standard"
+    #: ``target -> Path | None``: the file on this machine the target's database is, when the
+    #: URL says it otherwise than as :attr:`Target.path` (a DB-API module's ``database``
+    #: keyword); None: :attr:`Target.path`. A run refuses a target that is its results file.
+    database_file: Callable[[Target], Path | None] | None = None
 
 
 @cache
@@ -120,6 +126,13 @@ def backends() -> tuple[Backend, ...]:
     if len(set(schemes)) != len(schemes) or len(set(kinds)) != len(kinds):
         raise AssertionError(f"two backends claim one kind or scheme: {kinds}, {schemes}")
     return found
+
+
+def database_file(target: Target) -> Path | None:
+    """The file on this machine ``target``'s database is, if it is one."""
+    if target.backend.database_file is not None:
+        return target.backend.database_file(target)
+    return target.path
 
 
 def password_variables() -> frozenset[str]:

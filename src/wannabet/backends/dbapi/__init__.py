@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wannabet.backends import Backend
-from wannabet.backends.dbapi.url import KIND, parse, password
+from wannabet.backends.dbapi.url import KIND, database_file, parse, password
 
 if TYPE_CHECKING:
     from wannabet.analysis.unit_of_work import WorkSource
@@ -65,4 +65,5 @@ BACKEND = Backend(
     # PEP 249's arraysize and fetchmany: the DB-API engine reads results in batches.
     features=frozenset({"fetch_size"}),
     driver=_driver,
+    database_file=database_file,
 )

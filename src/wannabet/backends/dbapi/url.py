@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from wannabet.backends import backend_for
@@ -46,6 +47,17 @@ def module_of(target: Target) -> str:
 def keywords(target: Target) -> dict[str, str | int]:
     """The connect() keywords; digits become ints (ports, timeouts)."""
     return {k: int(v) if v.isdigit() else v for k, v in parse_qsl(urlsplit(target.url).query)}
+
+
+def database_file(target: Target) -> Path | None:
+    """The ``database`` keyword as a file (sqlite3's and duckdb's ``connect(database=...)``,
+    relative to the working directory); None without one or for an in-memory database. Another
+    module's database of that name is a file only if it names one here, which a run compares
+    with its results file and nothing else."""
+    name = dict(parse_qsl(urlsplit(target.url).query)).get("database")
+    if not name or name == ":memory:":
+        return None
+    return Path(name).expanduser()
 
 
 def password(url: str) -> str | None:
