@@ -168,6 +168,13 @@ def fresh_tls_postgres() -> Iterator[ThrowawayPostgres]:
         yield server
 
 
+@pytest.fixture
+def fresh_postgres() -> Iterator[ThrowawayPostgres]:
+    """A server of the test's own, for a test that freezes it (SIGSTOP)."""
+    with throwaway_postgres() as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def mariadb() -> Iterator[ThrowawayMariaDB]:
     try:

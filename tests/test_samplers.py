@@ -816,6 +816,119 @@ def test_ctrl_c_during_a_statistics_wait_ends_promptly_and_keeps_finished_sample
         assert json.loads(sample["stats"])["postgres"]["waits"]["polls"] > 0
 
 
+FROZEN_TOML = """
+name = "frozen-server"
+[workload]
+sessions = 2
+[[workload.transactions]]
+name = "one"
+script = "SELECT 1"
+[sampling]
+samples = 50
+duration = "1s"
+warmup = "0s"
+grace = "0.5s"
+on_degraded = "skip"
+"""
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("frozen_for_s", [1.0, 3.0])
+def test_ctrl_c_on_a_frozen_server_ends_the_run_promptly_and_keeps_finished_samples(
+    fresh_postgres: ThrowawayPostgres, tmp_path: Path, frozen_for_s: float
+) -> None:
+    """Every process of the server stopped (SIGSTOP) in the middle of a sample, then Ctrl-C
+    (during the sample, or while its statistics are read): the statistics sampler's end of
+    its polls, its closing snapshot and the next start's probe and reconnect each waited for
+    their timeouts (about 16 s in all) before Ctrl-C was honoured. The bound is generous for a
+    loaded machine and far below that; the sample in flight itself ends by its deadline (1 s
+    and a grace of 0.5 s)."""
+    import contextlib
+    import signal
+
+    import psutil  # type: ignore[import-untyped]
+
+    from wannabet.errors import StoreError
+
+    app = "wb-frozen"
+    (tmp_path / "exp.toml").write_text(FROZEN_TOML)
+    results = tmp_path / "r.duckdb"
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "wannabet",
+            "run",
+            str(tmp_path / "exp.toml"),
+            "--target",
+            f"{fresh_postgres.url}?application_name={app}",
+            "--results",
+            str(results),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env | {"PYTHONFAULTHANDLER": "1"},
+    )
+    with proc:
+        store = Store(results)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+            if results.exists():
+                try:
+                    if store.run().samples >= 2:
+                        break
+                except StoreError:
+                    continue
+        # Frozen once the sessions of the sample after those are connected.
+        query = f"SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}'"
+        while time.monotonic() < deadline and fresh_postgres.psql(query).strip() != "2":
+            time.sleep(0.02)
+        assert proc.poll() is None, "the run ended before it was interrupted"
+        postmaster = int((fresh_postgres.data / "postmaster.pid").read_text().split()[0])
+        server = [postmaster, *(c.pid for c in psutil.Process(postmaster).children())]
+        for pid in server:
+            with contextlib.suppress(ProcessLookupError):  # a backend on its way out
+                os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(frozen_for_s)  # the sampler is now stuck on the frozen server
+            proc.send_signal(signal.SIGINT)
+            t0 = time.monotonic()
+            try:
+                _, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.send_signal(signal.SIGABRT)
+                _, err = proc.communicate(timeout=30)
+                pytest.fail(f"no exit within 60 s of Ctrl-C; where it was:\n{err[-4000:]}")
+            took = time.monotonic() - t0
+        finally:
+            for pid in server:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+    assert proc.returncode == 130, err
+    assert took < 8, (took, err)
+    info = store.run()
+    assert info.status == "interrupted" and info.samples >= 2
+    assert f"kept {info.samples} finished samples" in err
+    samples = store.samples(info.run_id)
+    assert len(samples) == info.samples
+    for sample in samples:
+        # Each finished sample is whole and says what it is: sound with its transactions, or
+        # degraded (the frozen one: its sessions stuck) with the reason; its statistics are
+        # either measured or say why not.
+        if sample["status"] == "complete":
+            assert sample["transactions"] > 0
+        else:
+            assert sample["status"] == "degraded" and "did not return" in sample["reason"]
+        stats = json.loads(sample["stats"])
+        if stats["valid"]:
+            assert stats["postgres"]["waits"]["polls"] > 0
+        else:  # the statistics read that Ctrl-C cut short, named as such
+            assert any("cut short by the interrupt (Ctrl-C)" in r for r in stats["invalid"])
+
+
 @pytest.mark.postgres
 def test_a_lost_statistics_connection_is_reopened_at_the_next_start(
     postgres: ThrowawayPostgres,

@@ -34,10 +34,10 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import psutil  # type: ignore[import-untyped]
@@ -69,6 +69,16 @@ CLIENT_GRACE_S = 2.0
 FLUSH_SQL = "SELECT count(pg_stat_force_next_flush()) FROM pg_database"
 #: the postmaster found in /proc must have started within this of pg_postmaster_start_time()
 _START_TIME_TOLERANCE_S = 2.0
+#: how often a blocking call of the sampler looks whether Ctrl-C has been pressed
+_INTERRUPT_POLL_S = 0.05
+#: after Ctrl-C, how long a statistics query (or the end of the wait-event polls) may still
+#: take before it is cut: a server that answers does so in milliseconds, and the finished
+#: sample keeps its figures
+_INTERRUPT_GRACE_S = 0.5
+#: what Ctrl-C cutting a statistics call short says, in the sample's warning
+_CUT = "cut short by the interrupt (Ctrl-C)"
+
+_T = TypeVar("_T")
 
 
 def engine_application_name(target: Target, default: str) -> str:
@@ -136,6 +146,8 @@ class PostgresSampler:
         self._remote_cores = server_cores
         self.notes: list[StatsWarning] = []
         self._errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+        # Set by start() and stop(): what lets a blocking call give up on Ctrl-C.
+        self._interrupted: Interrupted = never
         self._conn = self._connect()
         self._waits: Any = None
         try:
@@ -146,14 +158,14 @@ class PostgresSampler:
         self._before: dict[str, Any] = {}
         self._polling = False
         self._disabled: set[str] = set()
-        self._interrupted: Interrupted = never
         self._foreign: set[int] = set()
 
     def _connect(self) -> Any:
         import psycopg
 
         host, port = engine_host_port(self._target)
-        try:
+
+        def connect() -> Any:
             return psycopg.connect(
                 self._target.url,
                 host=host,
@@ -171,6 +183,11 @@ class PostgresSampler:
                 tcp_user_timeout=10000,
                 # No implicit prepares: each would be one more uncounted transaction.
                 prepare_threshold=None,
+            )
+
+        try:
+            return self._interruptible(
+                connect, lambda conn: conn.close(), "opening a statistics connection"
             )
         except psycopg.Error as exc:
             raise ConnectError(self._scrub(f"cannot open a statistics connection: {exc}")) from None
@@ -197,8 +214,12 @@ class PostgresSampler:
         (so that its only transactions inside a sample are its polls and one flush)."""
         poller = None
         try:
-            poller = WaitPoller(
-                self._target.url, self._app, self._interval, STATEMENT_TIMEOUT_MS / 1000
+            poller = self._interruptible(
+                lambda: WaitPoller(
+                    self._target.url, self._app, self._interval, STATEMENT_TIMEOUT_MS / 1000
+                ),
+                lambda late: late.close(),
+                "opening the wait-event connection",
             )
             if self._can_flush:
                 poller.query(FLUSH_SQL)
@@ -234,6 +255,51 @@ class PostgresSampler:
         self._setup()
         self._disabled = set()
 
+    def _interruptible(
+        self,
+        call: Callable[[], _T],
+        discard: Callable[[_T], None],
+        what: str,
+        grace_s: float = 0.0,
+    ) -> _T:
+        """``call()`` on a thread of its own, so that Ctrl-C does not wait for it: a frozen
+        server accepts the TCP connection and then answers nothing, and the connect timeout
+        is seconds (psycopg's ``connect_timeout``, the engine's), as is the end of a wait-event
+        poll. On Ctrl-C, once the call has had ``grace_s``, ConnectError is raised; the call is
+        left to end on its own, and what it gives then is handed to ``discard``."""
+        if not grace_s and self._interrupted():
+            raise ConnectError(f"{what} was {_CUT}")
+        began = time.monotonic()
+        lock = threading.Lock()
+        done = threading.Event()
+        outcome: list[Any] = []  # [result] or [None, exception]
+        abandoned = False
+
+        def work() -> None:
+            try:
+                got: list[Any] = [call()]
+            except BaseException as exc:  # handed to the caller's thread
+                got = [None, exc]
+            with lock:
+                if abandoned:
+                    if len(got) == 1:
+                        with contextlib.suppress(Exception):
+                            discard(got[0])
+                    return
+                outcome.extend(got)
+                done.set()
+
+        threading.Thread(target=work, name="wannabet-stats-call", daemon=True).start()
+        while not done.wait(_INTERRUPT_POLL_S):
+            if time.monotonic() - began >= grace_s and self._interrupted():
+                with lock:
+                    if not done.is_set():
+                        abandoned = True
+                        raise ConnectError(f"{what} was {_CUT}")
+        if len(outcome) == 2:
+            raise outcome[1]
+        return outcome[0]  # type: ignore[no-any-return]
+
     def _poller_usable(self) -> bool:
         if self._waits is None or self._poller_failed or self._waits.closed:
             return False
@@ -259,25 +325,41 @@ class PostgresSampler:
     @contextmanager
     def _bounded(self) -> Iterator[None]:
         """A frozen server answers no statement_timeout and its kernel keeps the connection
-        alive: past the timeout and a grace, shut the socket down, which ends the blocked
-        read with an error (a reconnect follows at the next sample)."""
+        alive: past the timeout and a grace, or :data:`_INTERRUPT_GRACE_S` into the query once
+        Ctrl-C is pressed, shut the socket down, which ends the blocked read with an error (a
+        reconnect follows at the next sample)."""
         fd = self._conn.pgconn.socket
+        finished = threading.Event()
+        by_interrupt = threading.Event()
+        began = time.monotonic()
+        deadline = began + STATEMENT_TIMEOUT_MS / 1000 + CLIENT_GRACE_S
 
-        def cut() -> None:
-            with contextlib.suppress(OSError):
-                sock = socket.socket(fileno=os.dup(fd))
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                finally:
-                    sock.close()
+        def watch() -> None:
+            while not finished.wait(_INTERRUPT_POLL_S):
+                now = time.monotonic()
+                interrupted = now - began > _INTERRUPT_GRACE_S and self._interrupted()
+                if interrupted or now > deadline:
+                    if interrupted:
+                        by_interrupt.set()
+                    with contextlib.suppress(OSError):
+                        sock = socket.socket(fileno=os.dup(fd))
+                        try:
+                            sock.shutdown(socket.SHUT_RDWR)
+                        finally:
+                            sock.close()
+                    return
 
-        timer = threading.Timer(STATEMENT_TIMEOUT_MS / 1000 + CLIENT_GRACE_S, cut)
-        timer.daemon = True
-        timer.start()
+        watcher = threading.Thread(target=watch, name="wannabet-stats-watch", daemon=True)
+        watcher.start()
         try:
             yield
+        except self._errors:
+            if by_interrupt.is_set():
+                raise ConnectError(f"a statistics query was {_CUT}") from None
+            raise
         finally:
-            timer.cancel()
+            finished.set()
+            watcher.join()
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """One statement = one server transaction on this connection; count the ones that
@@ -544,7 +626,21 @@ class PostgresSampler:
         bounds) and push the poller's counters out before the closing snapshot."""
         if not self._polling:
             return None
-        counts: dict[str, Any] = dict(self._waits.stop())
+        try:
+            # The polling thread ends after its poll in flight, which a frozen server holds
+            # to the poll's timeout.
+            counts: dict[str, Any] = dict(
+                self._interruptible(
+                    self._waits.stop,
+                    lambda late: None,
+                    "the end of the wait-event polls",
+                    _INTERRUPT_GRACE_S,
+                )
+            )
+        except ConnectError:
+            self._polling = False
+            self._poller_failed = True  # reopened by the next start()
+            raise
         self._polling = False
         # Each poll is one committed transaction of the poller's; a failed one is not.
         self._own_commits += counts["polls"]
