@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -237,3 +240,31 @@ def test_a_run_projected_to_store_many_rows_warns_once_after_its_first_sample(
 def test_a_bad_record_option_names_the_option_and_an_example() -> None:
     with pytest.raises(SpecError, match=r"--record.*got \"most\".*e\.g\. --record 0\.01"):
         with_overrides(parse_experiment(SPEC, file="f"), record="most")
+
+
+class _InterruptedWhileConnecting(FakeEngine):
+    """Ctrl-C arrives while a sample's sessions wait to connect to a server that does not
+    answer; the connect then fails on its own timeout."""
+
+    def run_sample(
+        self, target: Target, request: SampleRequest, progress: Progress | None = None
+    ) -> SampleResult:
+        if self.samples_run == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # the handler runs: Ctrl-C is recorded
+            raise ConnectError(f"cannot connect to {target.display}: timed out after 10 s")
+        return super().run_sample(target, request, progress)
+
+
+def test_an_engine_error_after_ctrl_c_ends_the_run_as_interrupted(tmp_path: Path) -> None:
+    store = Store(tmp_path / "r.duckdb")
+    exp = parse_experiment(SPEC, file="fake.toml")
+    with pytest.raises(Interrupted, match="kept 2 finished samples"):
+        run_experiment(
+            exp,
+            target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+            store=store,
+            engine=_InterruptedWhileConnecting(transactions_per_sample=20),
+        )
+    info = store.run()
+    assert info.status == "interrupted" and info.samples == 2

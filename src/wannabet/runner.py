@@ -1510,14 +1510,16 @@ class _SampleLoop:
             if load is not None:
                 load.stop()
             result = _with_type_ids(result, self.plan.type_ids[scheduled.condition_index])
-        except QueryError as exc:
+        except BaseException as exc:
             if collector is not None:
                 collector.abandon()
-            ran = condition.transactions or workload.transactions
-            raise _located(exc, experiment, ran) from None
-        except BaseException:
-            if collector is not None:
-                collector.abandon()
+            if isinstance(exc, WannabetError) and interrupt.interrupted():
+                # Ctrl-C came while the engine waited on the server (its sessions connecting
+                # to a frozen one): that wait's error is not why the run ended.
+                raise KeyboardInterrupt from None
+            if isinstance(exc, QueryError):
+                ran = condition.transactions or workload.transactions
+                raise _located(exc, experiment, ran) from None
             raise
         # Said before the statistics are read: on a frozen server that read waits for its own
         # deadline, and the user should hear of the stuck sample within its grace.
