@@ -1219,3 +1219,49 @@ def test_autovacuum_during_a_sample_is_recorded_and_said(tmp_path: Path) -> None
     assert sum(jobs) > sum(runs), (jobs, runs)
     [u] = unit_of_work_for_run(store, out.run_id)
     assert AUTOVACUUM_RAN in u.notes, u.notes
+
+
+@pytest.mark.postgres
+def test_ctrl_c_while_sessions_connect_to_a_frozen_postmaster_ends_the_run_promptly(
+    fresh_postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    """The postmaster alone stopped (SIGSTOP): running backends answer, but a sample's new
+    sessions wait on their connect, whose timeout (10 s) Ctrl-C used to wait out before the
+    engine looked at it; the run then ended "failed" rather than "interrupted"."""
+    import contextlib
+    import signal
+
+    from wannabet.errors import StoreError
+
+    (tmp_path / "exp.toml").write_text(FROZEN_TOML)
+    results = tmp_path / "r.duckdb"
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    command = [sys.executable, "-m", "wannabet", "run", str(tmp_path / "exp.toml")]
+    command += ["--target", fresh_postgres.url, "--results", str(results)]
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    with proc:
+        store = Store(results)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+            with contextlib.suppress(StoreError):
+                if results.exists() and store.run().samples >= 2:
+                    break
+        assert proc.poll() is None, "the run ended before it was interrupted"
+        postmaster = int((fresh_postgres.data / "postmaster.pid").read_text().split()[0])
+        os.kill(postmaster, signal.SIGSTOP)
+        try:
+            time.sleep(2.5)  # the next sample's sessions are now waiting on their connect
+            proc.send_signal(signal.SIGINT)
+            t0 = time.monotonic()
+            _, err = proc.communicate(timeout=60)
+            took = time.monotonic() - t0
+        finally:
+            os.kill(postmaster, signal.SIGCONT)
+    assert proc.returncode == 130, err
+    assert took < 5, (took, err)
+    info = store.run()
+    assert info.status == "interrupted", info
+    assert f"kept {info.samples} finished samples" in err

@@ -30,7 +30,7 @@ use errors::{
     connect_err, engine_err, fatal_err, parse_target, query_err, ConnectError, EngineError,
     QueryError,
 };
-use runner::Sample;
+use runner::{Progress, Sample};
 use script::{Func, MAX_ZIPFIAN_PARAM, MIN_GAUSSIAN_PARAM, MIN_ZIPFIAN_PARAM};
 
 #[pyfunction]
@@ -413,11 +413,19 @@ fn run_sample<'py>(
         }
         if let Some(cb) = &progress {
             if last_progress.elapsed() >= PROGRESS_EVERY {
-                if let Some(p) = sample.progress() {
-                    last_progress = Instant::now();
-                    if let Err(e) = cb.call1((p.ok, p.errors, p.elapsed_s, p.p99_ms)) {
-                        break Err(e);
-                    }
+                last_progress = Instant::now();
+                // Before every session has connected there is nothing to count, but the
+                // callback is also where the caller stops the sample (Ctrl-C): a session
+                // connecting to a server that does not answer must not hold that for its
+                // connect timeout. Zeros until the sample's clock starts.
+                let p = sample.progress().unwrap_or(Progress {
+                    ok: 0,
+                    errors: 0,
+                    elapsed_s: 0.0,
+                    p99_ms: 0.0,
+                });
+                if let Err(e) = cb.call1((p.ok, p.errors, p.elapsed_s, p.p99_ms)) {
+                    break Err(e);
                 }
             }
         }
