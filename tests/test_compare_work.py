@@ -91,3 +91,54 @@ def test_a_run_without_statistics_says_what_cpu_needs(
     done = wannabet("compare", "-r", str(out), "--stat", "cpu")
     assert done.returncode != 0 and "--no-stats" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+WRITES = """\
+name = "wal-per-commit"
+[setup]
+sql = "DROP TABLE IF EXISTS w; CREATE TABLE w (i int, pad text)"
+[[workload.transactions]]
+name = "q"
+script = '''
+\\set n random({rows}, {rows} + 4)
+INSERT INTO w SELECT i, 'x' FROM generate_series(1, :n) i;
+'''
+[[factors]]
+name = "rows"
+levels = ["1", "48"]
+[sampling]
+samples = 4
+duration = "0.5s"
+warmup = "0.1s"
+seed = 3
+"""
+
+
+def test_an_io_counter_per_commit_is_judged_over_the_samples(
+    postgres: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    (tmp_path / "e.toml").write_text(WRITES)
+    out = tmp_path / "r.duckdb"
+    done = wannabet("run", str(tmp_path / "e.toml"), "-t", postgres.url, "-r", str(out))
+    assert done.returncode == 0, done.stderr
+    done = wannabet("compare", "-r", str(out), "--stat", "io:wal_bytes", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["metric"] == "cost" and doc["unit"] == "wal_bytes/commit"
+    [pair] = doc["comparisons"]
+    assert (pair["baseline"], pair["condition"]) == ("rows=1", "rows=48")
+    # About fifty rows a commit write far more WAL than about one.
+    assert pair["verdict"] == "higher" and pair["ci_pct"][0] > 100, pair
+    # The figures judged are summary's: the mean over the samples of WAL bytes per commit.
+    store = Store(out, read_only=True)
+    units = {u.condition: u for u in unit_of_work_for_run(store, store.run().run_id)}
+    for c in doc["conditions"]:
+        estimate = units[c["condition"]].io_per_unit["wal_bytes"]
+        assert c["stat_value"] == pytest.approx(estimate.mean)
+        assert "samples' wal_bytes per commit" in c["clt"]["bet"], c["clt"]["bet"]
+    # A counter the run does not have is named with the ones it has.
+    done = wannabet("compare", "-r", str(out), "--stat", "io:blks_written")
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "no I/O counter 'blks_written'" in done.stderr and "io:wal_bytes" in done.stderr
+    done = wannabet("compare", "-r", str(out), "--stat", "bogus")
+    assert done.returncode == 2 and "io:COUNTER" in done.stderr, done.stderr

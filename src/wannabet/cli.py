@@ -923,20 +923,6 @@ PairsOption = Annotated[
 ]
 
 
-class StatChoice(StrEnum):
-    mean = "mean"
-    median = "median"
-    p90 = "p90"
-    p95 = "p95"
-    p99 = "p99"
-    p99_9 = "p99.9"
-    tps = "tps"
-    result = "result"
-    cpu = "cpu"
-    wait = "wait"
-    response = "response"
-
-
 class BayesModelChoice(StrEnum):
     hierarchical = "hierarchical"
     gamma = "gamma"
@@ -998,12 +984,14 @@ def compare(
     ] = None,
     pairs: PairsOption = "baseline",
     stat: Annotated[
-        StatChoice | None,
+        str | None,
         typer.Option(
             "--stat",
-            help="The statistic judged; tps is throughput, result the transactions' recorded"
-            " results (result = true); cpu, wait and response the server's ms per commit"
-            " (per transaction of the --txn type) of each sample, as summary's unit of work."
+            help="The statistic judged: mean, median, p90, p95, p99, p99.9 (latency), tps"
+            " (throughput), result (the transactions' recorded results, result = true); cpu,"
+            " wait and response the server's ms per commit (per transaction of the --txn"
+            " type) of each sample, as summary's unit of work; io:COUNTER one of its I/O"
+            " counters per commit (io:blks_read, io:wal_bytes, io:Innodb_data_fsyncs, ...)."
             " Default: the mean latency.",
         ),
     ] = None,
@@ -1069,7 +1057,7 @@ def compare(
         prior_mean=prior_mean,
         prior_sd_max=prior_sd_max,
         txn=txn or (),
-        stat=None if stat is None else stat.value,
+        stat=stat,
         pairs=pairs,
     )
     docs = [c.document for c in found]

@@ -18,7 +18,7 @@ from wannabet.analysis.compare import PAIRS, Pairs, check_pairs
 from wannabet.analysis.mix import explain_bimodality, mix_modality
 from wannabet.analysis.sequential import sequential_comparisons
 from wannabet.analysis.statistic import STATS, compare_statistic, sample_values
-from wannabet.analysis.unit_of_work import WORK_STATS
+from wannabet.analysis.unit_of_work import IO_STAT_PREFIX, WORK_STATS, is_work_stat
 from wannabet.datasets import (
     block_means,
     load_condition_samples,
@@ -100,13 +100,14 @@ def comparison_options(
     per-type, per-statistic comparison; ``stat`` decides the metric then (``tps`` is
     throughput, the others latency).
     """
-    if stat is not None and stat not in STATS + WORK_STATS:
+    if stat is not None and stat not in STATS and not is_work_stat(stat):
         raise SpecError(
-            f"{stat!r} is not a statistic; use one of {', '.join(STATS + WORK_STATS)}",
+            f"{stat!r} is not a statistic; use one of {', '.join(STATS + WORK_STATS)} or"
+            " io:COUNTER (an I/O counter of summary's unit of work, e.g. io:blks_read)",
             key="--stat",
             file="command line",
         )
-    if stat in WORK_STATS and level == "transaction":
+    if stat is not None and is_work_stat(stat) and level == "transaction":
         raise SpecError(
             f"--stat {stat} is a figure per sample (the server's time over the sample's commits),"
             " with no value per transaction; drop --level transaction",
@@ -253,7 +254,7 @@ def comparison_documents(
             docs.append(document(result, runs))
             add_sequences(store, runs, docs[-1])
         stat = options.stat or "mean"
-        if not options.txn and stat not in WORK_STATS:
+        if not options.txn and not is_work_stat(stat):
             # All types together were judged: each type's own verdict on the statistic too.
             _add_types(store, run_ids, runs_of(store, run_ids), options, docs[0], stat)
         return docs
@@ -455,7 +456,7 @@ def analyze_statistics(
     """
     stat = options.stat or "mean"
     runs = runs_of(store, run_ids)
-    if stat in WORK_STATS:
+    if is_work_stat(stat):
         return [
             _work_comparison(store, runs, options, stat, name) for name in options.txn or (None,)
         ]
@@ -505,12 +506,18 @@ def analyze_statistics(
 _WORK_NAMES = {"cpu": "server CPU", "wait": "wait", "response": "response time (CPU + wait)"}
 
 
+def _work_name(stat: str) -> str:
+    """``server CPU``; an I/O counter by its own name (``blks_read``)."""
+    return _WORK_NAMES.get(stat) or stat.removeprefix(IO_STAT_PREFIX)
+
+
 def _work_comparison(
     store: Store, runs: list[RunInfo], options: ComparisonOptions, stat: str, name: str | None
 ) -> tuple[Comparison, list[RunInfo]]:
-    """``compare --stat cpu|wait|response``: each sample's unit-of-work figure in ms per unit
-    (a commit, or a transaction of the type ``name``), judged over the samples as any
-    per-sample statistic is: lower or higher, not faster or slower."""
+    """``compare --stat cpu|wait|response|io:COUNTER``: each sample's unit-of-work figure per
+    unit (a commit, or a transaction of the type ``name``): ms for the times, the counter's
+    own unit for an I/O counter; judged over the samples as any per-sample statistic is:
+    lower or higher, not faster or slower."""
     from wannabet.work import work_observations
 
     unit = name or "commit"
@@ -519,7 +526,7 @@ def _work_comparison(
     means: dict[str, float] = {}
     environments: dict[str, Mapping[str, str]] = {}
     excluded: list[tuple[str, str]] = []
-    why = f"no sample with a {_WORK_NAMES[stat]} figure per {unit}"
+    why = f"no sample with a {_work_name(stat)} figure per {unit}"
     for info in runs:
         prefix = f"{info.run_id}:" if several else ""
         found, found_means = work_observations(store, info, stat, unit)
@@ -548,11 +555,12 @@ def _work_comparison(
         alpha=options.alpha,
         rope_pct=options.rope_pct,
         seed=options.seed,
-        unit=f"ms/{unit}",
+        # A time in ms per unit; a counter in its own unit (blocks, bytes, syncs) per unit.
+        unit=f"{_work_name(stat) if stat.startswith(IO_STAT_PREFIX) else 'ms'}/{unit}",
         environments=environments or None,
         pairs=options.pairs,
         levels=condition_levels(store, runs, options.pairs),
-        values_name=f"samples' {_WORK_NAMES[stat]} per {unit}",
+        values_name=f"samples' {_work_name(stat)} per {unit}",
     )
     result = dataclasses.replace(
         result, stat=stat, stat_values=means, txn=name, excluded=tuple(excluded)

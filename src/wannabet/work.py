@@ -15,7 +15,9 @@ from wannabet.analysis import Observations
 from wannabet.analysis.client import ClientCost, client_costs
 from wannabet.analysis.relations import RelationActivity, relation_activity
 from wannabet.analysis.unit_of_work import (
+    IO_STAT_PREFIX,
     UnitOfWork,
+    WorkSource,
     check_unit,
     sample_statistics,
     statistics_by_condition,
@@ -23,6 +25,7 @@ from wannabet.analysis.unit_of_work import (
     work_values,
 )
 from wannabet.backends import backend_for
+from wannabet.errors import AnalysisError
 from wannabet.store import RunInfo, Store
 
 __all__ = ["client_for_run", "relations_for_run", "unit_of_work_for_run", "work_observations"]
@@ -114,6 +117,8 @@ def work_observations(
     # The same unit check as summary's: an unknown type is an error, not an empty comparison.
     check_unit(docs, unit)
     source = backend_for(info.target_kind or "").work()
+    if stat.startswith(IO_STAT_PREFIX):
+        _check_counter(stat.removeprefix(IO_STAT_PREFIX), docs, source, info)
     out, means = [], {}
     for label, found in docs.items():
         kept = [
@@ -127,3 +132,15 @@ def work_observations(
         out.append(Observations(label, values, np.array([n for n, _ in kept], dtype=np.int64)))
         means[label] = float(values.mean())
     return out, means
+
+
+def _check_counter(
+    counter: str, docs: dict[str, list[Any]], source: WorkSource, info: RunInfo
+) -> None:
+    """An I/O counter no sample of the run has is a mistake to name, with the ones it has."""
+    seen = {key for found in docs.values() for doc in found for key in source.extract(doc).io}
+    if counter not in seen:
+        have = ", ".join(f"io:{k}" for k in sorted(seen)) or "none"
+        raise AnalysisError(
+            f"run {info.run_id} has no I/O counter {counter!r}; its samples have: {have}"
+        )

@@ -49,6 +49,7 @@ from wannabet.errors import AnalysisError
 
 __all__ = [
     "COMMIT_MISMATCH",
+    "IO_STAT_PREFIX",
     "STRAY_COMMITS",
     "WORK_STATS",
     "Estimate",
@@ -61,6 +62,7 @@ __all__ = [
     "calibrated_curve",
     "check_unit",
     "erlang_c",
+    "is_work_stat",
     "mmm_response_ms",
     "response_curve",
     "sample_statistics",
@@ -560,17 +562,29 @@ def _units(engine: Mapping[str, Any], unit: str) -> int:
 
 #: the unit-of-work figures ``compare --stat`` judges: each sample's ms per unit
 WORK_STATS: tuple[str, ...] = ("cpu", "wait", "response")
+#: ``io:COUNTER``: a sample's I/O counter (as the backend's unit of work reads it: ``blks_read``,
+#: ``wal_bytes``, ``Innodb_data_fsyncs``, ...) per unit
+IO_STAT_PREFIX = "io:"
+
+
+def is_work_stat(stat: str) -> bool:
+    """``stat`` is a per-sample unit-of-work figure: CPU, wait, response or an I/O counter."""
+    return stat in WORK_STATS or (stat.startswith(IO_STAT_PREFIX) and len(stat) > 3)
 
 
 def work_values(
     samples: Sequence[Mapping[str, Any]], stat: str, unit: str = "commit", *, source: WorkSource
 ) -> list[float | None]:
-    """Each sample's ``stat`` (one of :data:`WORK_STATS`) in ms per unit, or None where the
-    sample has no such figure (invalid statistics, no units, CPU or wait unknown): the
-    per-sample values whose means :func:`unit_of_work` reports, for a comparison over samples.
+    """Each sample's ``stat`` (one of :data:`WORK_STATS`, in ms per unit, or ``io:COUNTER``,
+    the counter per unit) or None where the sample has no such figure (invalid statistics, no
+    units, CPU, wait or the counter unknown): the per-sample values whose means
+    :func:`unit_of_work` reports, for a comparison over samples.
     """
-    if stat not in WORK_STATS:
-        raise AnalysisError(f"{stat!r} is not a unit-of-work figure; use one of {WORK_STATS}")
+    if not is_work_stat(stat):
+        raise AnalysisError(
+            f"{stat!r} is not a unit-of-work figure; use one of {WORK_STATS} or io:COUNTER"
+        )
+    counter = stat.removeprefix(IO_STAT_PREFIX) if stat.startswith(IO_STAT_PREFIX) else None
     out: list[float | None] = []
     for s in samples:
         eng = s.get("engine") or {}
@@ -579,6 +593,10 @@ def work_values(
             out.append(None)
             continue
         work = source.extract(s)
+        if counter is not None:
+            value = work.io.get(counter)
+            out.append(None if value is None else float(value) / units)
+            continue
         cpu_s, wait_s = work.cpu_s, work.wait_s
         parts = {"cpu": (cpu_s,), "wait": (wait_s,), "response": (cpu_s, wait_s)}[stat]
         known = [x for x in parts if x is not None]
