@@ -1,6 +1,6 @@
 """fio imports, on the output of real fio runs made here: JSON, JSON+ and histogram logs.
 
-The four runs (``fio_runs``, one second of I/O each, side by side) use Debian's ``fio``
+The six runs (``fio_runs``, one second of I/O each, side by side) use Debian's ``fio``
 package, installed when missing and we are root (``wannabet.testing.packages``); in CI a
 missing fio fails the tests.
 Malformed inputs are made from that output, or written inline.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -54,6 +55,8 @@ class FioRuns:
     slow: Path  # the same at --rate_iops=1000, its log's buckets 4 of fio's each
     mixed: Path  # json+, randrw, two clones (numjobs=2) without group_reporting, fdatasync
     plain: Path  # json (no bins), fio's stdout with its "note:" line before the JSON
+    lat: Path  # json+, randrw, two clones, latency logs of every I/O (lat_clat.N.log, ...)
+    avg: Path  # json, randread, latency logs of 100 ms windows' averages (log_avg_msec)
 
     def doc(self, path: Path) -> dict[str, Any]:
         text = path.read_text()
@@ -81,8 +84,11 @@ def fio_runs(tmp_path_factory: pytest.TempPathFactory) -> FioRuns:
         "mixed": ("--rw=randrw", "--numjobs=2", "--fdatasync=16", "--output-format=json+"),
         # Written to stdout, where fio puts its notes too (iodepth > 1 with a sync engine).
         "plain": ("--rw=randread", "--iodepth=4", "--output-format=json"),
+        "lat": ("--rw=randrw", "--numjobs=2", "--output-format=json+", "--write_lat_log=lat"),
+        "avg": ("--rw=randread", "--output-format=json", "--write_lat_log=avg",
+                "--log_avg_msec=100"),
     }  # fmt: skip
-    # The four runs at once, each on its own file: about a second and a half in all.
+    # The six runs at once, each on its own file: about a second and a half in all.
     with contextlib.ExitStack() as stack:
         running = {}
         for name, args in jobs.items():
@@ -372,6 +378,153 @@ def test_histogram_log_alone_takes_its_prefix_and_infers_the_interval(
     assert len(Store(results).samples(1)) == len(lines) == document["logs"][0]["lines"]
 
 
+# -- latency logs ---------------------------------------------------------------------------------
+
+
+def lat_logs(fio_runs: FioRuns, name: str) -> list[Path]:
+    return sorted(fio_runs.folder.glob(f"{name}_*lat.*.log"))
+
+
+def test_latency_logs_are_fios_ios_as_transactions_in_interval_samples(
+    fio_runs: FioRuns, results: Path
+) -> None:
+    logs = lat_logs(fio_runs, "lat")
+    # fio writes _clat, _lat and _slat logs per thread; _slat is empty for a synchronous engine.
+    assert {p.name for p in logs} >= {"lat_clat.1.log", "lat_clat.2.log", "lat_slat.1.log"}
+    out = ok("import", "fio", fio_runs.lat, *logs, "--sample-interval", "200ms",
+             "--results", results)  # fmt: skip
+    assert "1 condition" in out and "aggregates only" not in out
+    store = Store(results)
+    info = store.run(1)
+    assert settings(results)["format"] == "fio-lat" and not info.aggregates_only
+    # The completion latencies are imported, the other logs of the same I/Os left out.
+    assert sorted(Path(f).name for f in settings(results)["unused"]) == [
+        p.name for p in logs if "_clat." not in p.name
+    ]
+    jobs = fio_runs.doc(fio_runs.lat)["jobs"]
+    table = store.transactions_table(1)
+    latency = np.asarray(table.column("latency_ms").to_numpy())
+    names = np.asarray(table.column("txn_name").to_pylist())
+    doc = json.loads(ok("summary", "--results", results, "--format", "json"))
+    per_type = {t["txn"]: t for t in doc["types"]}
+    for direction in ("read", "write"):
+        clats = [j[direction]["clat_ns"] for j in jobs]
+        n = sum(c["N"] for c in clats)
+        mine = latency[names == direction]
+        # Every I/O fio timed, each with its latency in ns: fio's count, mean, extremes.
+        assert len(mine) == n > 1000
+        mean = sum(c["mean"] * c["N"] for c in clats) / n
+        assert mine.mean() * 1e6 == pytest.approx(mean, rel=1e-9)
+        assert round(mine.min() * 1e6) == min(c["min"] for c in clats)
+        assert round(mine.max() * 1e6) == max(c["max"] for c in clats)
+        # fio's percentiles (of its buckets, 1/64 wide) hold the exact order statistic.
+        merged: dict[int, int] = {}
+        for c in clats:
+            for index, count in fio_bins(c).items():
+                merged[index] = merged.get(index, 0) + count
+        for percent in (50.0, 99.0):
+            exact = np.sort(mine)[math.ceil(percent / 100 * n) - 1] * 1e6
+            lo, hi = bucket_edges(bucket_index(fio_percentile(merged, percent)))
+            assert lo - 1 <= exact <= hi + 1, (direction, percent, exact, lo, hi)
+        # summary's figures, from the per-sample summaries of the stored I/Os.
+        assert per_type[direction]["transactions"] == n
+        assert per_type[direction]["latency_ms"]["mean"] * 1e6 == pytest.approx(mean, rel=1e-9)
+        for key, percent in (("p50", 50.0), ("p99", 99.0)):
+            fio_value = fio_percentile(merged, percent)
+            shown = per_type[direction]["latency_ms"][key] * 1e6
+            assert abs(shown - fio_value) <= fio_value * (1 / 64 + 1 / 256) + 1, (key, shown)
+    # Each thread a session; samples of 200 ms of completion time from the job's start.
+    assert sorted(set(table.column("session").to_pylist())) == [0, 1]
+    samples = store.samples(1)
+    assert 5 <= len(samples) <= 7
+    assert sum(s["transactions"] for s in samples) == len(latency)
+    assert all(s["duration_s"] <= 0.2 + 1e-9 for s in samples)
+    assert sum(s["duration_s"] > 0.19 for s in samples) >= 4
+    starts = [s["t0_ns"] for s in samples]
+    assert all((b - starts[0]) % 200_000_000 == 0 for b in starts)
+    # Each I/O in the sample of its completion time.
+    ends = np.asarray(table.column("end_ns").to_numpy())
+    sample_ids = np.asarray(table.column("sample_id").to_numpy())
+    by_id = {s["sample_id"]: s for s in samples}
+    for sid in np.unique(sample_ids).tolist():
+        mine_ends = ends[sample_ids == sid]
+        assert by_id[sid]["t0_ns"] <= mine_ends.min() and mine_ends.max() < by_id[sid]["end_ns"]
+    # Per-I/O rows: the latency comparison, refused for aggregates, works.
+    ok("compare", "--results", results, "--metric", "latency", "--level", "transaction")
+
+
+def test_latency_logs_default_to_one_second_samples_and_alone(
+    fio_runs: FioRuns, results: Path
+) -> None:
+    clat = [p for p in lat_logs(fio_runs, "lat") if "_clat." in p.name]
+    import_fio(Store(results), clat)
+    (document,) = settings(results)["files"]
+    assert document["condition"] == "lat" and document["json"] is None
+    assert settings(results)["samples"].startswith("every 1s")
+    samples = Store(results).samples(1)
+    # A one-second run: its I/Os up to 1 s, and those of the ms fio took past it.
+    assert 1 <= len(samples) <= 2 and samples[0]["duration_s"] > 0.9
+    jobs = fio_runs.doc(fio_runs.lat)["jobs"]
+    total = sum(j[d]["clat_ns"]["N"] for j in jobs for d in ("read", "write"))
+    assert sum(s["transactions"] for s in samples) == total
+
+
+def test_windowed_latency_logs_are_refused(
+    fio_runs: FioRuns, results: Path, tmp_path: Path
+) -> None:
+    # log_avg_msec: each line a window's mean over I/Os the log does not count.
+    (log,) = [p for p in lat_logs(fio_runs, "avg") if "_clat." in p.name]
+    assert log.read_text().splitlines()[0].split(",")[3].strip() == "0"
+    line = error("import", "fio", log, "--results", results)
+    assert f"{log.name}:1: block size 0: a line of windowed logging (log_avg_msec)" in line
+    assert "--write_hist_log" in line
+    nothing_written(results)
+    # The JSON says so too, whatever the logs look like.
+    doc = fio_runs.doc(fio_runs.lat)
+    for job in doc["jobs"]:
+        job["job options"]["log_avg_msec"] = "100"
+    edited_json = tmp_path / "lat.json"
+    edited_json.write_text(json.dumps(doc))
+    clat = [p for p in lat_logs(fio_runs, "lat") if "_clat." in p.name]
+    line = error("import", "fio", edited_json, *clat, "--results", results)
+    assert "job 'lat' has log_avg_msec=100" in line
+    nothing_written(results)
+
+
+def test_malformed_latency_logs(fio_runs: FioRuns, results: Path, tmp_path: Path) -> None:
+    (first,) = [p for p in lat_logs(fio_runs, "lat") if p.name == "lat_clat.1.log"]
+    lines = first.read_text().splitlines()
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    bad = folder / "lat_clat.1.log"
+
+    def refused(text: str, *others: Path) -> str:
+        bad.write_text(text)
+        line = error("import", "fio", *others, bad, "--results", results)
+        nothing_written(results)
+        return line
+
+    assert "lat_clat.1.log:2: 'x' is not a whole number" in refused(
+        lines[0] + "\n" + ", ".join(["0", "x", *lines[1].split(",")[2:]])
+    )
+    assert "lat_clat.1.log:3: 4 fields, the first line has 5" in refused(
+        "\n".join([*lines[:2], lines[2].rsplit(",", 1)[0]])
+    )
+    assert "lat_clat.1.log:2: time" in refused(lines[0] + "\n" + "5, 100, 7, 4096, 0")
+    # A log cut short, with the JSON of the run: fio logs every I/O it times.
+    line = refused("\n".join(lines[:-10]), fio_runs.lat, *lat_logs(fio_runs, "lat")[1:2])
+    assert "hold" in line and "expected the complete logs" in line
+    # A submission latency alone is not an I/O's latency.
+    slat = folder / "s_slat.1.log"
+    slat.write_text("0, 100, 0, 4096, 0\n")
+    assert "a submission latency log (_slat)" in error("import", "fio", slat, "--results", results)
+    line = error("import", "fio", fio_runs.fast, "--sample-interval", "1s", "--results", results)
+    assert "--sample-interval slices fio's latency logs" in line
+    line = error("import", "fio", fio_runs.log("fast"), first, "--results", results)
+    assert "histogram logs and latency logs together" in line
+    nothing_written(results)
+
+
 # -- malformed input ------------------------------------------------------------------------------
 
 
@@ -459,11 +612,11 @@ def test_malformed_histogram_logs(fio_runs: FioRuns, tmp_path: Path, results: Pa
     assert "no histogram log among the files is of this run" in refused(
         "\n".join(lines), fio_runs.slow
     )
-    latency_log = tmp_path / "job_clat.1.log"
-    latency_log.write_text("0, 271087, 0, 4096, 0\n1, 95328, 1, 4096, 0\n")
-    line = error("import", "fio", latency_log, "--results", results)
-    assert "job_clat.1.log:1: a fio latency log (write_lat_log), which is not read" in line
-    assert "--write_hist_log" in line
+    bandwidth_log = tmp_path / "job_bw.1.log"
+    bandwidth_log.write_text("0, 271087, 0, 4096, 0\n1, 95328, 1, 4096, 0\n")
+    line = error("import", "fio", bandwidth_log, "--results", results)
+    assert "job_bw.1.log:1: a fio bandwidth log (write_bw_log), which is not read" in line
+    assert "--write_lat_log" in line and "--write_hist_log" in line
 
 
 def test_json_whose_job_has_no_log_and_duplicates(fio_runs: FioRuns, results: Path) -> None:

@@ -807,11 +807,6 @@ for _fmt, _help in (
         "Import hyperfine --export-json: each command a condition, each run an observation.",
     ),
     ("hammerdb", "Import HammerDB transaction-timing (xtprof) output, as aggregates."),
-    (
-        "fio",
-        "Import fio --output-format=json/json+ output (aggregates per job and direction), or"
-        " histogram logs (--write_hist_log), whose samples are their intervals.",
-    ),
 ):
     _plain_format_command(_fmt, _help)
 
@@ -863,6 +858,13 @@ for _fmt, _help in (
         "ycsb",
         "Import YCSB raw measurements (or HdrHistogram interval logs, whose samples are their"
         " intervals).",
+    ),
+    (
+        "fio",
+        "Import fio --output-format=json/json+ output (aggregates per job and direction),"
+        " histogram logs (--write_hist_log), whose samples are their intervals, or latency logs"
+        " (--write_lat_log), one transaction per I/O in samples of --sample-interval (default"
+        " 1s).",
     ),
 ):
     _sliced_format_command(_fmt, _help)

@@ -47,7 +47,7 @@ def too_few_samples(n_a: int, n_b: int) -> str:
     return (
         f"inconclusive: too few samples ({n_a} and {n_b}; need at least {MIN_SAMPLES} per"
         " condition, better 30): run more samples (or import more runs per condition), or"
-        " re-import per-transaction logs (pgbench, BenchBase, YCSB raw) with"
+        " re-import per-transaction logs (pgbench, BenchBase, YCSB raw, fio --write_lat_log) with"
         " --sample-interval (e.g. 10s: one sample per interval of each log), or interval"
         " logs as they are (YCSB HdrHistogram logs, fio --write_hist_log)"
     )

@@ -1,4 +1,5 @@
-"""fio results → an imported run of aggregates: JSON / JSON+ output, and histogram logs.
+"""fio results → an imported run: JSON / JSON+ output and histogram logs (aggregates), and
+latency logs (one transaction per I/O).
 
 **JSON output** (``--output-format=json`` or ``json+``, fio 3.0 or later): per job (one entry
 per thread, or one per group with ``group_reporting``), per direction (``read``, ``write``,
@@ -30,10 +31,17 @@ value fio reports as a percentile). The import recovers each bucket's index from
 the bucket's edges, so wannabet's quantile of the stored bins (the midpoint of the bucket
 holding the order statistic) is within half a nanosecond of fio's percentile.
 
-fio's per-I/O logs (``--write_lat_log``, ``--write_bw_log``, ``--write_iops_log``) are refused:
-their columns depend on options the log does not record (``log_offset``, ``log_prio``,
-``log_max_value``, ``log_issue_time``), and with ``log_avg_msec`` a line is an average of
-many I/Os rather than one.
+**Latency logs** (``--write_lat_log=PREFIX``: ``PREFIX_clat.N.log``, ``_lat``, ``_slat``, one
+per thread): one line per I/O, ``time_ms, latency_ns, direction, block_size[, offset][,
+priority]`` (fio's HOWTO, "Log File Formats": the latency in ns, the time in ms, here the
+completion's, since the job started). Each line is a transaction of its direction, ended at
+its time and started its latency before, in the session of its thread; the completion
+latencies (``_clat``) are taken, as for the JSON and the histogram logs (``_lat`` when it is
+all there is). A run's I/Os are sliced by completion time into samples of
+``--sample-interval`` (default 1 s) from the job's start, placed as the histogram logs'
+intervals are. With ``log_avg_msec`` a line is a window's average (or, with
+``log_max_value``, its maximum) over I/Os whose number the log does not record: refused, as
+neither a count nor a mean over windows can be formed. The bandwidth and IOPS logs are refused.
 
 References
 ----------
@@ -53,12 +61,14 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
+import pyarrow as pa
 
 from wannabet.analysis import histogram
 from wannabet.environment import client_environment
+from wannabet.errors import ImportError_
 from wannabet.importers._common import (
     ConditionRule,
     bad,
@@ -87,7 +97,8 @@ _LOG_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
 #: a log time from this on is epoch ms (log_unix_epoch), not ms since the job started (3 years)
 _EPOCH_MS = 100_000_000_000
 _HIST_NAME = re.compile(r"^(?P<prefix>.*)_clat_hist(?:\.(?P<thread>\d+))?\.log$")
-_OTHER_LOG = re.compile(r"_(?:lat|clat|slat|bw|iops)(?:\.\d+)?\.log$")
+_LAT_NAME = re.compile(r"^(?P<prefix>.*)_(?P<kind>clat|slat|lat)(?:\.(?P<thread>\d+))?\.log$")
+_OTHER_LOG = re.compile(r"_(?:bw|iops)(?:\.\d+)?\.log$")
 #: the start of a log line: numbers separated by commas
 _NUMBERS = re.compile(r"^\s*\d+\s*,\s*-?\d+\s*(?:,|$)")
 
@@ -514,44 +525,56 @@ class _HistLog:
     lines: list[_LogLine]
 
 
-def _is_log(file: Path) -> bool:
-    """Whether the file is one of fio's logs (numbers and commas), not its JSON output; refuse
-    the logs that are not histogram logs."""
-    check_file(file)
+def _log_kind(file: Path) -> str | None:
+    """Which of fio's logs the file is: ``"hist"`` (a histogram log), ``"lat"`` (a per-I/O
+    latency log, ``--write_lat_log``), or None (not a log: fio's JSON output). Refuse the
+    logs that are not read."""
     if file.name.endswith(".log.fz"):
+        check_file(file)
         raise bad(
             file,
             None,
             "a compressed fio log (log_compression with log_store_compressed); expected the"
             " plain text log: decompress it with fio --inflate-log=FILE",
         )
+    if _LAT_NAME.match(file.name) and file.is_file() and file.stat().st_size == 0:
+        # fio writes an empty _slat log for a synchronous engine (no submission latency),
+        # and a glob of a run's latency logs picks it up: it is a latency log, left unused.
+        return "lat"
+    check_file(file)
     with file.open("rb") as handle:
         head = handle.read(1 << 16).decode("utf-8", "replace").lstrip("\ufeff")
     lines = head.splitlines()
     number = next((i for i, x in enumerate(lines) if x.strip()), 0)
     first = lines[number] if lines else ""
     if _HIST_NAME.match(file.name):
-        return True
+        return "hist"
     if not _NUMBERS.match(first):
-        return False
+        return None
     if first.count(",") + 1 > 8:
-        return True
-    kind, option = "per-I/O log", "write_lat_log, write_bw_log or write_iops_log"
+        return "hist"
+    if _LAT_NAME.match(file.name):
+        return "lat"
+    expected = (
+        "expected fio's JSON output, a latency log (--write_lat_log: PREFIX_clat.N.log) or a"
+        " histogram log (--write_hist_log with --log_hist_msec)"
+    )
     if m := _OTHER_LOG.search(file.name):
         kind, option = {
-            "_lat": ("latency log", "write_lat_log"),
-            "_clat": ("latency log", "write_lat_log"),
-            "_slat": ("latency log", "write_lat_log"),
             "_bw": ("bandwidth log", "write_bw_log"),
             "_iops": ("IOPS log", "write_iops_log"),
         }[m.group(0).split(".")[0]]
+        raise bad(
+            file,
+            number + 1,
+            f"a fio {kind} ({option}), which is not read: its values are throughputs, not"
+            f" the latency of an I/O; {expected}",
+        )
     raise bad(
         file,
         number + 1,
-        f"a fio {kind} ({option}), which is not read: its columns depend on log_offset,"
-        " log_prio, log_max_value and log_issue_time, and with log_avg_msec a line averages"
-        " many I/Os; expected fio's JSON output or a histogram log (--write_hist_log with"
-        " --log_hist_msec)",
+        "a fio per-I/O log whose name does not say what it holds (fio names them"
+        f" PREFIX_clat.N.log, _lat, _slat, _bw, _iops); {expected}, under fio's own name",
     )
 
 
@@ -626,6 +649,141 @@ def _is_int(text: str) -> bool:
     return True
 
 
+# -- per-I/O latency logs -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _LatLog:
+    """One per-I/O latency log (``--write_lat_log``): one line per completed I/O."""
+
+    file: Path
+    prefix: str
+    kind: str  # "clat", "lat" or "slat": which of fio's latencies
+    thread: int | None
+    time_ms: np.ndarray  # when the I/O completed: ms since the job started (or epoch ms)
+    value_ns: np.ndarray  # its latency
+    direction: np.ndarray  # 0 read, 1 write, 2 trim
+
+
+#: a latency log's line (fio's HOWTO, "Log File Formats")
+_LAT_LINE = (
+    "'time_ms, latency_ns, direction, block_size[, offset][, priority]' (fio's latency log,"
+    " one line per I/O)"
+)
+
+
+def read_lat_log(file: Path) -> _LatLog:
+    """One fio latency log (``--write_lat_log``: ``PREFIX_clat.N.log``, ``_lat``, ``_slat``),
+    checked: one I/O per line, none of ``log_avg_msec``'s window averages."""
+    m = _LAT_NAME.match(file.name)
+    assert m is not None  # _log_kind said so
+    thread = int(m.group("thread")) if m.group("thread") else None
+    empty = np.zeros(0, dtype=np.int64)
+    out = _LatLog(file, m.group("prefix"), m.group("kind"), thread, empty, empty, empty)
+    if file.stat().st_size == 0:
+        return out
+    numbered = [(n, line) for n, line in enumerate(read_text(file), start=1) if line.strip()]
+    lines = [line for _, line in numbered]
+    widths = {line.count(",") for line in lines}
+    try:
+        if len(widths) != 1 or not 3 <= widths.pop() <= 6:
+            raise ValueError("fields")
+        # The columns after the block size (offset with log_offset, the priority, in hex
+        # with log_prio) are not read: which is which depends on options the log omits.
+        data = np.loadtxt(
+            lines, delimiter=",", dtype=np.int64, ndmin=2, usecols=(0, 1, 2, 3), comments=None
+        )
+    except (ValueError, IndexError):
+        _refuse_lat_line(file)
+        raise  # not reached: _refuse_lat_line raises
+    if not len(data):
+        raise bad(file, None, f"no lines; expected {_LAT_LINE}")
+    time_ms, value_ns, direction, block_size = data.T
+    wrong = (time_ms < 0) | (value_ns < 0) | (direction < 0) | (direction > 2)
+    if wrong.any():
+        at = int(np.argmax(wrong))
+        raise bad(
+            file,
+            numbered[at][0],
+            f"time {time_ms[at]}, latency {value_ns[at]}, direction {direction[at]}; expected"
+            " a time and latency ≥ 0 and a direction 0 (read), 1 (write) or 2 (trim)",
+        )
+    windowed = block_size <= 0
+    if windowed.any():
+        raise bad(file, numbered[int(np.argmax(windowed))][0], _WINDOWED)
+    out.time_ms, out.value_ns, out.direction = time_ms, value_ns, direction
+    return out
+
+
+#: why log_avg_msec's logs are refused
+_WINDOWED = (
+    "block size 0: a line of windowed logging (log_avg_msec), the average (or with"
+    " log_max_value the largest) latency of a window of I/Os whose number the log does not"
+    " record, so neither their count nor a mean over windows can be formed from it; expected a"
+    " log of every I/O (fio without log_avg_msec), or histograms per interval (--write_hist_log"
+    " with --log_hist_msec)"
+)
+
+
+def _refuse_lat_line(file: Path) -> None:
+    """Raise the error of the first line of ``file`` that is not a latency log line."""
+    width = None
+    for number, raw in enumerate(read_text(file), start=1):
+        if not raw.strip():
+            continue
+        parts = [p.strip() for p in raw.split(",")]
+        if width is None:
+            width = len(parts)
+            if not 4 <= width <= 7:
+                raise bad(file, number, f"{width} fields; expected {_LAT_LINE}")
+        elif len(parts) != width:
+            raise bad(
+                file,
+                number,
+                f"{len(parts)} fields, the first line has {width}; expected every line complete"
+                " (is the file truncated?)",
+            )
+        for part in parts[:4]:
+            if not _is_int(part):
+                raise bad(
+                    file, number, f"{part[:30]!r} is not a whole number; expected {_LAT_LINE}"
+                )
+    raise bad(file, None, f"not a latency log; expected {_LAT_LINE}")
+
+
+def _chosen_lat_logs(logs: Sequence[_LatLog]) -> tuple[list[_LatLog], list[_LatLog]]:
+    """The logs to import and the ones left out. fio's ``_clat``, ``_lat`` and ``_slat`` logs
+    of one prefix describe the same I/Os: the completion latency (``_clat``) is taken, as
+    for the JSON and the histogram logs; the total latency (``_lat``) when it is all there
+    is. A submission latency alone is not the latency of an I/O: refused."""
+    kinds: dict[tuple[Path, str], set[str]] = {}
+    for log in logs:
+        kinds.setdefault((log.file.parent, log.prefix), set()).add(log.kind)
+    chosen: list[_LatLog] = []
+    unused: list[_LatLog] = []
+    for log in logs:
+        have = kinds[(log.file.parent, log.prefix)]
+        want = "clat" if "clat" in have else "lat" if "lat" in have else None
+        if want is None:
+            raise bad(
+                log.file,
+                None,
+                "a submission latency log (_slat) without the completion latencies of its"
+                f" I/Os; expected {log.prefix}_clat.N.log (or _lat) with it",
+            )
+        (chosen if log.kind == want else unused).append(log)
+    if not any(len(log.time_ms) for log in chosen):
+        raise bad(chosen[0].file, None, f"no lines; expected {_LAT_LINE}")
+    return chosen, unused
+
+
+#: the samples of latency logs without --sample-interval
+DEFAULT_LAT_INTERVAL_S = 1.0
+
+
+L = TypeVar("L", _HistLog, _LatLog)
+
+
 # -- conditions, pairing --------------------------------------------------------------------------
 
 
@@ -643,10 +801,11 @@ def _labels(output: _Output, rule: ConditionRule) -> dict[int, str]:
     return out
 
 
-def _log_prefix(output: _Output, job: _Job) -> str | None:
-    """The name fio gives the job's histogram logs (``PREFIX_clat_hist.N.log``), or None
-    when the job wrote none."""
-    value = output.option(job, "write_hist_log")
+def _log_prefix(output: _Output, job: _Job, option: str = "write_hist_log") -> str | None:
+    """The name fio gives the job's logs of ``option`` (``PREFIX_clat_hist.N.log`` for
+    ``write_hist_log``, ``PREFIX_clat.N.log`` for ``write_lat_log``), or None when the job
+    wrote none."""
+    value = output.option(job, option)
     if value is None:
         return None
     text = str(value).strip()
@@ -654,28 +813,35 @@ def _log_prefix(output: _Output, job: _Job) -> str | None:
 
 
 @dataclass(slots=True)
-class _LogRun:
-    """The histogram logs of one fio run and one condition, with that run's JSON if given."""
+class _LogRun(Generic[L]):
+    """The logs of one fio run and one condition, with that run's JSON if given."""
 
     label: str
     folder: Path
     prefix: str
-    logs: list[_HistLog] = field(default_factory=list)
+    logs: list[L] = field(default_factory=list)
     output: _Output | None = None
     jobs: list[_Job] = field(default_factory=list)
 
 
 def _log_runs(
-    logs: Sequence[_HistLog], outputs: Sequence[_Output], rule: ConditionRule
-) -> list[_LogRun]:
+    logs: Sequence[L], outputs: Sequence[_Output], rule: ConditionRule
+) -> list[_LogRun[L]]:
     """Group the logs by run and condition: a log whose prefix a given JSON's job names (its
-    ``write_hist_log``) belongs to that job's run, else to the logs of its folder and prefix."""
-    runs: dict[tuple[str, ...], _LogRun] = {}
+    ``write_hist_log``, or ``write_lat_log`` for latency logs) belongs to that job's run, else
+    to the logs of its folder and prefix."""
+    hist = all(isinstance(log, _HistLog) for log in logs)
+    option, what, name = (
+        ("write_hist_log", "histogram log", "_clat_hist.N.log")
+        if hist
+        else ("write_lat_log", "latency log", "_clat.N.log")
+    )
+    runs: dict[tuple[str, ...], _LogRun[L]] = {}
     for log in logs:
         found = []
         for output in outputs:
             labels = _labels(output, rule)
-            jobs = [j for j in output.jobs if _log_prefix(output, j) == log.prefix]
+            jobs = [j for j in output.jobs if _log_prefix(output, j, option) == log.prefix]
             if jobs:
                 found.append((output, labels, jobs))
         if len(found) > 1:
@@ -685,7 +851,7 @@ def _log_runs(
             raise bad(
                 log.file,
                 None,
-                f"a histogram log of jobs in {len(found)} JSON outputs"
+                f"a {what} of jobs in {len(found)} JSON outputs"
                 f" ({found[0][0].file.name}, {found[1][0].file.name}); expected each run's files"
                 " (its JSON and its logs) in a folder of their own",
             )
@@ -697,7 +863,7 @@ def _log_runs(
                     log.file,
                     None,
                     f"the log prefix {log.prefix!r} is shared by the jobs {sorted(conditions)} of"
-                    f" {output.file.name}; expected one write_hist_log name per job",
+                    f" {output.file.name}; expected one {option} name per job",
                 )
             label = conditions.pop()
             key: tuple[str, ...] = ("json", str(output.file), label)
@@ -716,17 +882,17 @@ def _log_runs(
             raise bad(
                 output.file,
                 None,
-                "no histogram log among the files is of this run; import fio's JSON outputs"
-                " without logs and the histogram logs (with their JSON) separately",
+                f"no {what} among the files is of this run; import fio's JSON outputs"
+                f" without logs and the {what}s (with their JSON) separately",
             )
         for job in output.jobs:
             if job.directions and labels[job.index] not in logged:
-                prefix = _log_prefix(output, job) or job.name
+                prefix = _log_prefix(output, job, option) or job.name
                 raise bad(
                     output.file,
                     job.line,
-                    f"job {job.name!r} has no histogram log among the files; expected"
-                    f" {prefix}_clat_hist.N.log with it (or import the JSON alone)",
+                    f"job {job.name!r} has no {what} among the files; expected"
+                    f" {prefix}{name} with it (or import the JSON alone)",
                 )
     return list(runs.values())
 
@@ -742,22 +908,44 @@ def import_fio(
     run_id: int | None = None,
     force: bool = False,
     name: str | None = None,
+    sample_interval_s: float | None = None,
 ) -> int:
     """Import fio's JSON outputs, or its histogram logs (with their JSON), as a run of
-    aggregates (or into ``run_id``); return its id.
+    aggregates, or its latency logs (with their JSON) as a run of per-I/O transactions (or
+    into ``run_id``); return its id.
 
     Parameters
     ----------
     conditions
         Where each job's condition comes from; default the job's name. With ``--condition``
         (or a file name pattern) and several job names in a file: ``LABEL/jobname``.
+    sample_interval_s
+        Latency logs only: the length of a sample, from the job's start (default
+        :data:`DEFAULT_LAT_INTERVAL_S`).
     """
     rule = conditions or ConditionRule()
     files = input_files(paths)
-    log_files = [f for f in files if _is_log(f)]
-    outputs = [read_fio_json(f) for f in files if f not in log_files]
-    if log_files:
-        logs = [read_hist_log(f) for f in log_files]
+    if sample_interval_s is not None and sample_interval_s <= 0:
+        raise ImportError_("command line: --sample-interval must be longer than 0s")
+    kinds = {f: _log_kind(f) for f in files}
+    if {"hist", "lat"} <= set(kinds.values()):
+        raise ImportError_(
+            "command line: histogram logs and latency logs together; import each kind of log"
+            " (with its JSON) as a run of its own"
+        )
+    outputs = [read_fio_json(f) for f in files if kinds[f] is None]
+    if "lat" in kinds.values():
+        chosen, unused = _chosen_lat_logs([read_lat_log(f) for f, k in kinds.items() if k])
+        interval = sample_interval_s or DEFAULT_LAT_INTERVAL_S
+        batch = _lat_batch(_log_runs(chosen, outputs, rule), unused, interval, name, files)
+    elif sample_interval_s is not None:
+        raise ImportError_(
+            "command line: --sample-interval slices fio's latency logs (--write_lat_log); fio's"
+            " JSON has no per-I/O times, and a histogram log's samples are its intervals"
+            " (log_hist_msec)"
+        )
+    elif "hist" in kinds.values():
+        logs = [read_hist_log(f) for f, k in kinds.items() if k]
         batch = _log_batch(_log_runs(logs, outputs, rule), name, files)
     else:
         batch = _json_batch(outputs, rule, name, files)
@@ -1004,7 +1192,7 @@ def _output_meta(output: _Output, labels: dict[int, str]) -> dict[str, Any]:
     }
 
 
-def _interval_ms(run: _LogRun) -> float:
+def _interval_ms(run: _LogRun[_HistLog]) -> float:
     """``log_hist_msec``: from the run's JSON, else estimated from the times of the lines.
 
     fio starts a direction's first interval at its first completion ``f`` and moves each
@@ -1043,7 +1231,9 @@ def _interval_ms(run: _LogRun) -> float:
     return float(max(1, estimate or 1))
 
 
-def _log_batch(runs: Sequence[_LogRun], name: str | None, files: Sequence[Path]) -> ImportBatch:
+def _log_batch(
+    runs: Sequence[_LogRun[_HistLog]], name: str | None, files: Sequence[Path]
+) -> ImportBatch:
     labels: list[str] = []
     types = [
         d
@@ -1175,7 +1365,175 @@ def _log_batch(runs: Sequence[_LogRun], name: str | None, files: Sequence[Path])
     )
 
 
-def _labels_of(runs: Sequence[_LogRun], output: _Output) -> dict[int, str]:
+def _lat_batch(
+    runs: Sequence[_LogRun[_LatLog]],
+    unused: Sequence[_LatLog],
+    interval_s: float,
+    name: str | None,
+    files: Sequence[Path],
+) -> ImportBatch:
+    """Latency logs as transactions: each line one I/O (ended at its time, started its
+    latency before), each direction a type, each thread a session; each run's I/Os sliced
+    by completion time into samples of ``interval_s`` from the job's start."""
+    labels: list[str] = []
+    seen = {int(c) for r in runs for log in r.logs for c in np.unique(log.direction)}
+    types = [d for code, d in _LOG_DIRECTIONS.items() if code in seen]
+    code_type = np.full(3, -1, dtype=np.int16)
+    for code, direction in _LOG_DIRECTIONS.items():
+        if direction in types:
+            code_type[code] = types.index(direction)
+    step_ns = max(1, round(interval_s * 1e9))
+    samples: list[ImportedSample] = []
+    parts: list[pa.Table] = []
+    records: list[ImportedFile] = []
+    documents = []
+    for run in runs:
+        cid = label_index(labels, run.label)
+        if run.output is not None:
+            for job in run.jobs:
+                value = str(run.output.option(job, "log_avg_msec") or "0").strip()
+                if value not in ("", "0"):
+                    raise bad(
+                        run.output.file,
+                        job.line,
+                        f"job {job.name!r} has log_avg_msec={value}: its latency logs hold"
+                        f" {_WINDOWED.split(': ', 1)[1]}",
+                    )
+        time_ms = np.concatenate([log.time_ms for log in run.logs])
+        value_ns = np.concatenate([log.value_ns for log in run.logs])
+        txn_type = code_type[np.concatenate([log.direction for log in run.logs])]
+        session = np.concatenate(
+            [np.full(len(log.time_ms), (log.thread or 1) - 1, dtype=np.int32) for log in run.logs]
+        )
+        if not len(time_ms):
+            continue
+        # The times are ms since the job started (or, with log_unix_epoch, since 1970): placed
+        # after the job's start when the JSON is given, as the histogram logs are.
+        epoch = int(time_ms.min()) >= _EPOCH_MS
+        starts = [j.start_ms for j in run.jobs if j.start_ms is not None]
+        if epoch:
+            shift = 0
+            origin = min(starts) if starts and len(starts) == len(run.jobs) else int(time_ms.min())
+        else:
+            shift = min(_windows(run.output)[j.index][0] for j in run.jobs) if run.output else 0
+            origin = 0
+        end_ns = (time_ms + shift) * 1_000_000
+        start_ns = end_ns - value_ns
+        slot = ((time_ms - origin) * 1_000_000) // step_ns
+        slot = np.maximum(slot, 0)
+        # fio truncates a completion's time to the ms: the last one may be a ms later.
+        last_ns = int(end_ns.max()) + 1_000_000
+        base = (origin + shift) * 1_000_000
+        sample_of = {}
+        for k in np.unique(slot).tolist():
+            sample_of[k] = len(samples)
+            t0 = base + k * step_ns
+            t1 = min(t0 + step_ns, last_ns)
+            samples.append(ImportedSample(len(samples), cid, t0, max(t1, t0 + 1)))
+        lookup = np.vectorize(sample_of.__getitem__, otypes=[np.int32])
+        order = np.lexsort((start_ns, slot))
+        parts.append(
+            pa.table(
+                {
+                    "sample_id": pa.array(lookup(slot[order]), pa.int32()),
+                    "session": pa.array(session[order], pa.int32()),
+                    "txn_type": pa.array(txn_type[order], pa.int16()),
+                    "intended_start_ns": pa.array(start_ns[order], pa.int64()),
+                    "start_ns": pa.array(start_ns[order], pa.int64()),
+                    "end_ns": pa.array(end_ns[order], pa.int64()),
+                    "status": pa.array(np.full(len(order), "ok", dtype=object), pa.string()),
+                    "error_code": pa.nulls(len(order), pa.string()),
+                    "retries": pa.array(np.zeros(len(order), dtype=np.int32), pa.int32()),
+                    "warmup": pa.array(np.zeros(len(order), dtype=bool), pa.bool_()),
+                }
+            )
+        )
+        logged = {
+            direction: int((np.concatenate([log.direction for log in run.logs]) == code).sum())
+            for code, direction in _LOG_DIRECTIONS.items()
+        }
+        logged = {k: v for k, v in logged.items() if v}
+        unlogged = _unlogged(run, logged)
+        if unlogged and any(unlogged.values()):
+            # fio logs every I/O it times; fewer lines than the JSON counts is another run's
+            # logs, or a log cut short.
+            direction = next(d for d, v in unlogged.items() if v)
+            raise bad(
+                run.logs[0].file,
+                None,
+                f"the logs of {run.label!r} hold {logged.get(direction, 0)} {direction} I/Os,"
+                f" {run.output.file.name if run.output else 'the JSON'} reports"
+                f" {logged.get(direction, 0) + unlogged[direction]}; expected the complete logs"
+                " of the run that wrote the JSON",
+            )
+        meta: dict[str, Any] = {
+            "condition": run.label,
+            "prefix": run.prefix,
+            "latency": run.logs[0].kind,
+            "logs": [
+                {"file": str(log.file), "thread": log.thread, "lines": len(log.time_ms)}
+                for log in run.logs
+            ],
+            "logged": logged,
+            "json": str(run.output.file) if run.output is not None else None,
+        }
+        documents.append(meta)
+        for log in run.logs:
+            records.append(
+                ImportedFile(
+                    str(log.file),
+                    sha256(log.file),
+                    "fio-lat",
+                    run.label,
+                    {
+                        "prefix": log.prefix,
+                        "kind": log.kind,
+                        "thread": log.thread,
+                        "lines": len(log.time_ms),
+                    },
+                )
+            )
+    for log in unused:
+        records.append(
+            ImportedFile(
+                str(log.file),
+                sha256(log.file),
+                "fio-lat",
+                None,
+                {"prefix": log.prefix, "kind": log.kind, "thread": log.thread, "unused": True},
+            )
+        )
+    outputs = {id(r.output): r.output for r in runs if r.output is not None}
+    for output in outputs.values():
+        meta = _output_meta(output, _labels_of(runs, output))
+        documents.append({"file": str(output.file), **meta})
+        records.append(
+            ImportedFile(str(output.file), sha256(output.file), "fio-summary", None, meta)
+        )
+    return ImportBatch(
+        name=name or (runs[0].prefix if runs else files[0].stem),
+        description="fio latency logs (write_lat_log): one transaction per I/O",
+        source=", ".join(str(f) for f in files),
+        settings={
+            "format": "fio-lat",
+            "timed": True,
+            "files": documents,
+            "unused": [str(log.file) for log in unused],
+            "samples": f"every {interval_s:g}s of completion time from the job's start",
+            "times": "fio logs each I/O's completion to the ms; its start is its latency"
+            " (ns) before",
+        },
+        conditions=labels,
+        transaction_types=types,
+        samples=samples,
+        files=records,
+        transactions=pa.concat_tables(parts),
+        environment=client_environment(),
+        tool_version=tool_version(),
+    )
+
+
+def _labels_of(runs: Sequence[_LogRun[Any]], output: _Output) -> dict[int, str]:
     out = {}
     for run in runs:
         if run.output is output:
@@ -1183,7 +1541,7 @@ def _labels_of(runs: Sequence[_LogRun], output: _Output) -> dict[int, str]:
     return {job.index: out.get(job.index, job.name) for job in output.jobs}
 
 
-def _json_max(run: _LogRun) -> dict[str, int]:
+def _json_max(run: _LogRun[_HistLog]) -> dict[str, int]:
     """The largest latency of each direction in the run's JSON (the last bucket's top)."""
     out: dict[str, int] = {}
     for job in run.jobs:
@@ -1193,7 +1551,7 @@ def _json_max(run: _LogRun) -> dict[str, int]:
     return out
 
 
-def _unlogged(run: _LogRun, logged: dict[str, int]) -> dict[str, int] | None:
+def _unlogged(run: _LogRun[L], logged: dict[str, int]) -> dict[str, int] | None:
     """Per direction, the completions the JSON counts and the logs do not (fio does not write
     the last, partial interval); None without the JSON."""
     if run.output is None:
