@@ -378,6 +378,63 @@ def test_histogram_log_alone_takes_its_prefix_and_infers_the_interval(
     assert len(Store(results).samples(1)) == len(lines) == document["logs"][0]["lines"]
 
 
+def raw_log_buckets(path: Path) -> dict[int, int]:
+    """A histogram log's buckets summed over its lines, read here from the raw text."""
+    merged: dict[int, int] = {}
+    for line in path.read_text().splitlines():
+        for index, count in enumerate(int(x) for x in line.split(",")[3:]):
+            if count:
+                merged[index] = merged.get(index, 0) + count
+    return merged
+
+
+def test_histogram_log_percentiles_and_heatmap_come_from_the_stored_bins(
+    fio_runs: FioRuns, results: Path, tmp_path: Path
+) -> None:
+    # Several interval rows: no single row holds the condition's percentiles, the per-sample
+    # histograms do.
+    ok("import", "fio", fio_runs.fast, fio_runs.log("fast"), "--results", results)
+    assert len(rows(results)) >= 3
+    doc = json.loads(ok("summary", "--results", results, "--format", "json"))
+    (cond,) = doc["conditions"]
+    merged = raw_log_buckets(fio_runs.log("fast"))
+    assert cond["transactions"] == sum(merged.values())
+    for key, percent in (("p50", 50.0), ("p95", 95.0), ("p99", 99.0)):
+        # fio's rule on the raw log's buckets: the bucket holding the order statistic, named
+        # by its midpoint; wannabet's quantile of the stored bins is that bucket's midpoint.
+        expected = fio_percentile(merged, percent)
+        lo, hi = bucket_edges(bucket_index(expected))
+        shown = cond["latency_ms"][key] * 1e6
+        assert lo <= shown <= hi + 1 and abs(shown - expected) <= 0.5, (key, shown, expected)
+    page = tmp_path / "report.html"
+    ok("report", "--results", results, "-o", page)
+    html = page.read_text(encoding="utf-8")
+    assert 'data-key="heatmap"' in html and "Aggregates only: no heatmap" not in html
+    assert 'id="tool-histograms"' in html and 'data-key="histogram-log"' in html
+
+
+def test_json_plus_of_two_directions_has_percentiles_of_the_merged_bins(
+    fio_runs: FioRuns, results: Path
+) -> None:
+    import_fio(Store(results), [fio_runs.mixed])
+    merged: dict[int, int] = {}
+    for job in fio_runs.doc(fio_runs.mixed)["jobs"]:
+        for direction, kind in (("read", "clat_ns"), ("write", "clat_ns"), ("sync", "lat_ns")):
+            for index, count in fio_bins(job[direction][kind]).items():
+                merged[index] = merged.get(index, 0) + count
+    (cond,) = json.loads(ok("summary", "--results", results, "--format", "json"))["conditions"]
+    for key, percent in (("p50", 50.0), ("p99", 99.0)):
+        expected = fio_percentile(merged, percent)
+        assert abs(cond["latency_ms"][key] * 1e6 - expected) <= 0.5, (key, expected)
+    # One run with bins and one without in a condition: no histogram covers it, no percentile.
+    other = tmp_results = results.with_name("partial.duckdb")
+    store = Store(tmp_results)
+    run_id = import_fio(store, [fio_runs.fast], conditions=ConditionRule("x"))
+    import_fio(store, [fio_runs.plain], conditions=ConditionRule("x"), run_id=run_id)
+    (cond,) = json.loads(ok("summary", "--results", other, "--format", "json"))["conditions"]
+    assert cond["latency_ms"]["p50"] is None and cond["latency_ms"]["mean"] is not None
+
+
 # -- latency logs ---------------------------------------------------------------------------------
 
 

@@ -1066,6 +1066,7 @@ def _json_batch(
             t1 = max(windows[j.index][1] for j in jobs)
             statuses: dict[tuple[int, str], int] = {}
             moments: dict[int, tuple[int, float, float, int, int]] = {}
+            bins: dict[int, list[list[int]]] = {}
             iops = 0.0
             for direction in types:
                 parts = [j.directions[direction] for j in jobs if direction in j.directions]
@@ -1082,7 +1083,10 @@ def _json_batch(
                     merged.max_ns,
                 )
                 iops += float(merged.facts.get("iops", 0.0))
-                aggregates.append(_json_row(sample_id, cid, t, merged))
+                row = _json_row(sample_id, cid, t, merged)
+                if row["histogram"] is not None:
+                    bins[t] = row["histogram"]["bins_ns"]
+                aggregates.append(row)
             ok = sum(statuses.values())
             errors = sum(j.total_err or 0 for j in jobs)
             seconds = (t1 - t0) / 1000
@@ -1102,6 +1106,7 @@ def _json_batch(
                     },
                     statuses=statuses,
                     moments=moments,
+                    bins=bins if len(bins) == len(moments) else None,
                 )
             )
         meta = _output_meta(output, job_labels)
@@ -1287,6 +1292,7 @@ def _log_batch(
             slot = ticks[tick]
             sample_id = len(samples)
             statuses: dict[tuple[int, str], int] = {}
+            bins: dict[int, list[list[int]]] = {}
             for direction in types:
                 counts = slot["by"].get(direction)
                 if not counts:
@@ -1294,6 +1300,7 @@ def _log_batch(
                 t = types.index(direction)
                 row = _log_row(sample_id, cid, t, counts, stride, max_ns.get(direction))
                 statuses[(t, "ok")] = row["count"]
+                bins[t] = row["histogram"]["bins_ns"]
                 logged[direction] = logged.get(direction, 0) + row["count"]
                 row["extra"] = {"interval_ms": msec, "tick": tick, "lines": slot["lines"]}
                 aggregates.append(row)
@@ -1309,6 +1316,7 @@ def _log_batch(
                     (ok, ok, 0, ok / seconds if seconds > 0 else None),
                     stats={"interval_ms": msec, "tick": tick},
                     statuses=statuses,
+                    bins=bins,
                 )
             )
             previous = slot["end"]

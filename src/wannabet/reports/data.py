@@ -94,8 +94,11 @@ def load_report_data(
     with store.read() as con:
         for r in runs:
             summaries[r.run_id] = _Summaries.read(con, r.run_id, include_warmup)
+    # An import that kept its tool's per-sample histograms (fio's json+ bins and histogram
+    # logs) has latency distributions and a heatmap too, though no per-transaction values.
+    binned = any(s.by_sample for s in summaries.values())
     axes = None
-    if per_tx:
+    if per_tx or binned:
         hists = [h for s in summaries.values() for h in s.by_condition.values() if len(h)]
         if hists:
             lows = [_lowest_ms(h) for h in hists]
@@ -124,7 +127,12 @@ def load_report_data(
             store, r, run_labels, axes, summaries[r.run_id], subsets, metric, seed
         )
     return ReportData(
-        tuple(runs), tuple(conditions), axes, per_tx and axes is not None, timed=with_time
+        tuple(runs),
+        tuple(conditions),
+        axes,
+        per_tx and axes is not None,
+        timed=with_time,
+        histograms=axes is not None,
     )
 
 
@@ -147,6 +155,7 @@ class _Summaries:
         moments: queries.SampleMoments,
         by_sample: dict[int, histogram.Histogram],
         statuses: queries.StatusCounts,
+        conditions: dict[int, int] | None = None,
     ) -> None:
         self.windows = windows
         self.by_sample = by_sample
@@ -159,13 +168,16 @@ class _Summaries:
         self.condition_of = dict(
             zip(moments.sample_id.tolist(), moments.condition_id.tolist(), strict=True)
         )
+        with_moments = set(self.condition_of.values())
+        # Samples with histograms but no moments (an import of a tool's histograms alone).
+        self.condition_of = {**(conditions or {}), **self.condition_of}
         grouped: dict[int, list[histogram.Histogram]] = {}
         for sid, h in by_sample.items():
             grouped.setdefault(int(self.condition_of.get(sid, -1)), []).append(h)
         self.by_condition = {c: histogram.merge(*hs) for c, hs in grouped.items()}
         #: per condition: the fastest and slowest successful transaction, ms
         self.extremes: dict[int, tuple[float, float]] = {}
-        for c in set(self.condition_of.values()):
+        for c in with_moments:
             mine = moments.condition_id == c
             self.extremes[int(c)] = (
                 float(moments.min_ns[mine].min()) / 1e6,
@@ -191,6 +203,11 @@ class _Summaries:
                 queries.sample_bins(con, run_id, include_warmup=include_warmup)
             ),
             queries.status_counts(con, run_id, include_warmup=include_warmup),
+            dict(
+                con.execute(
+                    "SELECT sample_id, condition_id FROM samples WHERE run_id = ?", [run_id]
+                ).fetchall()
+            ),
         )
 
     def counts(self, condition_id: int) -> tuple[int, int, dict[str, int]]:
@@ -251,7 +268,7 @@ def _run_conditions(
             errors = sum(p.errors for p in points)
         latency = None
         subset = subsets.get(row.label)
-        if axes is not None and subset is not None:
+        if axes is not None and (subset is not None or run.aggregates_only):
             latency = _latency(summ, cid, subset, axes, seed, with_time=run.timed)
         out.append(
             ConditionData(
@@ -292,12 +309,15 @@ def _binned(mids_ms: np.ndarray, counts: np.ndarray, lo: float, width: float, n:
 def _latency(
     summ: _Summaries,
     cid: int,
-    subset: Observations,
+    subset: Observations | None,
     axes: Axes,
     seed: int,
     *,
     with_time: bool,
 ) -> LatencyData | None:
+    """One condition's latency figures from its samples' histograms; per session, per period
+    and the density from ``subset``, its transactions (None: an import of histograms alone,
+    which has none of them)."""
     h = summ.by_condition.get(cid)
     if h is None or histogram.count(h) == 0:
         return None
@@ -321,20 +341,26 @@ def _latency(
         heat = _heat(summ, sids, axes, heat_w)
     # Per session and period: the quantiles of the comparison's subset of transactions (all of
     # them up to its size), counts stated for all of the condition's transactions.
-    scale = n / subset.values.size
-    by_session = _grouped(subset.values, subset.session, scale)
+    by_session: dict[int, Quantiles] = {}
     by_period: dict[int, Quantiles] = {}
-    if with_time and subset.time_s is not None:
-        period = np.floor(subset.time_s / axes.period_seconds).astype(np.int64)
-        by_period = _grouped(subset.values, period, scale)
-    rng = np.random.default_rng([seed, 0x4B44])
-    sub = subset.values
-    if sub.size > KDE_SUBSAMPLE:
-        sub = rng.choice(sub, KDE_SUBSAMPLE, replace=False)
-    density, bandwidth = _log_density(
-        np.log10(np.maximum(sub, LOG_FLOOR_MS)), np.asarray(axes.kde_grid)
-    )
-    low, high = summ.extremes[cid]
+    density: tuple[float, ...] | None = None
+    bandwidth: float | None = None
+    sub = np.zeros(0)
+    if subset is not None:
+        scale = n / subset.values.size
+        by_session = _grouped(subset.values, subset.session, scale)
+        if with_time and subset.time_s is not None:
+            period = np.floor(subset.time_s / axes.period_seconds).astype(np.int64)
+            by_period = _grouped(subset.values, period, scale)
+        rng = np.random.default_rng([seed, 0x4B44])
+        sub = subset.values
+        if sub.size > KDE_SUBSAMPLE:
+            sub = rng.choice(sub, KDE_SUBSAMPLE, replace=False)
+        density, bandwidth = _log_density(
+            np.log10(np.maximum(sub, LOG_FLOOR_MS)), np.asarray(axes.kde_grid)
+        )
+    # Without moments, the extremes the histogram bounds (its lowest and highest edge).
+    low, high = summ.extremes.get(cid, (_lowest_ms(h), _highest_ms(h)))
     return LatencyData(
         n=n,
         log_counts=tuple(round(float(x)) for x in log_counts),

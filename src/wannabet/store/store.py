@@ -189,6 +189,10 @@ class ImportedSample:
     ``moments`` maps a type to (successful count, Σ ms, Σ ms², min ns, max ns); types index
     the batch's :attr:`ImportBatch.transaction_types` (0 when it has none). Such tools keep no
     sum of log latencies: the log sums are stored NULL (not known). None: nothing is exact.
+    ``bins`` maps a type to the tool's own latency histogram of the sample's successful
+    transactions, ``[lo_ns, hi_ns, count]`` per disjoint bin (fio's buckets), written to
+    ``sample_bins``: the per-sample histograms every percentile and the heatmap are read from,
+    as an engine run's are.
     """
 
     sample_id: int
@@ -200,6 +204,7 @@ class ImportedSample:
     stats: Mapping[str, Any] | None = None
     statuses: Mapping[tuple[int, str], int] | None = None
     moments: Mapping[int, tuple[int, float, float, int, int]] | None = None
+    bins: Mapping[int, Sequence[Sequence[int]]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1175,6 +1180,10 @@ class Store:
                 ).fetchall()
             )
         percentiles = _percentiles_ms(bins, labels, (0.5, 0.95, 0.99))
+        binned = {
+            labels[int(cid)]: int(bins.count[bins.condition_id == cid].sum())
+            for cid in np.unique(bins.condition_id).tolist()
+        }
         out = []
         for label, samples, n, errors, tps, mean, _, mx, by_status, lost in rows:
             q = percentiles.get(label, [None, None, None])
@@ -1204,17 +1213,23 @@ class Store:
                 # An import that kept only aggregates: its counts, and only the latency
                 # figures the aggregates determine exactly (no percentiles are invented).
                 a_n, a_errors, a_mean, a_q, a_max, a_by_status = aggregated[label]
+                if binned.get(label, 0) != a_n - a_errors:
+                    # Histograms of only some of its samples or types: theirs are not the
+                    # condition's percentiles.
+                    q = [None, None, None]
                 out[-1] = ConditionSummary(
                     condition=label,
                     samples=int(samples),
                     transactions=a_n,
                     errors=a_errors,
                     tps=_num(tps),
+                    # The tool's own percentiles when one row covers the condition; else
+                    # those of the per-sample histograms it kept (fio's, YCSB's), merged.
                     latency_ms={
                         "mean": a_mean,
-                        "p50": a_q.get("p50"),
-                        "p95": a_q.get("p95"),
-                        "p99": a_q.get("p99"),
+                        "p50": a_q.get("p50", _num(q[0])),
+                        "p95": a_q.get("p95", _num(q[1])),
+                        "p99": a_q.get("p99", _num(q[2])),
                         "max": a_max,
                     },
                     errors_by_status=a_by_status,
@@ -1403,6 +1418,14 @@ def _insert_aggregate_summaries(
                     int(max_ns),
                 ],
             )
+    rows = [
+        [run_id, sample_id, types[txn_type], int(lo), int(hi), int(count)]
+        for txn_type, bins in (sample.bins or {}).items()
+        for lo, hi, count in bins
+        if count
+    ]
+    if rows:
+        con.executemany("INSERT INTO sample_bins VALUES (?, ?, ?, false, ?, ?, ?)", rows)
 
 
 def _fill_summaries(con: duckdb.DuckDBPyConnection, run_id: int, first_sample_id: int) -> None:

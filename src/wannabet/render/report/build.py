@@ -559,6 +559,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
         "notes": notes,
         "diagnostics": diagnostics,
         "per_transaction": data.per_transaction,
+        "histograms": data.histograms,
         "unit_of_work": unit_of_work,
         "uow_rows": uow_rows,
         "uow_unit": uow_unit.name,

@@ -109,6 +109,9 @@ class ReportData:
     #: False when a run was imported without timestamps (every start_ns is 0): then nothing
     #: is drawn against time (no heatmap, no periods).
     timed: bool = True
+    #: latency histograms per sample: a run's transactions', or an import's own (fio's):
+    #: distributions and a heatmap, without per-transaction values when not ``per_transaction``
+    histograms: bool = False
 
 
 @dataclass(frozen=True, slots=True)
