@@ -689,3 +689,22 @@ def test_json_whose_job_has_no_log_and_duplicates(fio_runs: FioRuns, results: Pa
     ok("import", "fio", copy, "--force", "--results", results)
     with pytest.raises(ImportError_, match="holds fio results"):
         import_fio(Store(results), [fio_runs.log("fast")], run_id=1)
+
+
+def test_overlapping_imported_histograms_give_no_percentile_rather_than_a_traceback() -> None:
+    """Histogram logs of two coarsenesses appended to one condition have bins that overlap:
+    they cannot be merged, so that condition has no merged percentile (the other keeps its)."""
+    import numpy as np
+
+    from wannabet.store import queries
+    from wannabet.store.store import _percentiles_ms
+
+    bins = queries.ConditionBins(
+        condition_id=np.array([0, 0, 1, 1], dtype=np.int64),
+        lo_ns=np.array([100, 150, 100, 200], dtype=np.int64),
+        hi_ns=np.array([199, 299, 199, 299], dtype=np.int64),
+        count=np.array([5, 5, 5, 5], dtype=np.int64),
+    )
+    got = _percentiles_ms(bins, {0: "overlapping", 1: "fine"}, (0.5,))
+    assert "overlapping" not in got
+    assert got["fine"][0] is not None and 100 / 1e6 <= got["fine"][0] <= 299 / 1e6

@@ -19,6 +19,7 @@ A million transactions or a billion give the same page size and about the same t
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from typing import Any, cast
@@ -174,7 +175,12 @@ class _Summaries:
         grouped: dict[int, list[histogram.Histogram]] = {}
         for sid, h in by_sample.items():
             grouped.setdefault(int(self.condition_of.get(sid, -1)), []).append(h)
-        self.by_condition = {c: histogram.merge(*hs) for c, hs in grouped.items()}
+        self.by_condition = {}
+        for c, hs in grouped.items():
+            # Imported histograms whose layouts overlap cannot be merged: that condition
+            # gets no merged histogram rather than the report a traceback.
+            with contextlib.suppress(ValueError):
+                self.by_condition[c] = histogram.merge(*hs)
         #: per condition: the fastest and slowest successful transaction, ms
         self.extremes: dict[int, tuple[float, float]] = {}
         for c in with_moments:
