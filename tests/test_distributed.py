@@ -24,7 +24,9 @@ import psycopg
 import pytest
 
 from conftest import throwaway_postgres
-from wannabet.engine.distributed import _apportioned, clock_offset, split
+from wannabet.engine.base import SampleRequest
+from wannabet.engine.distributed import _apportioned, _parts, clock_offset, split
+from wannabet.engine.program import compile_program
 from wannabet.spec import parse_experiment
 from wannabet.store.summaries import from_columns, merge
 from wannabet.testing.ci import unavailable
@@ -266,6 +268,40 @@ def test_with_on_error_abort_a_killed_generator_fails_the_run_in_one_line(
         assert con.execute("SELECT status FROM runs").fetchone() == ("failed",)
 
 
+@pytest.mark.postgres
+def test_a_transaction_count_below_the_generators_runs_exactly_that_many(
+    cluster: LocalRayCluster, postgres: Any, tmp_path: Path
+) -> None:
+    # 3 sessions on 2 generators and 1 transaction: the second generator's share is none
+    # (not "no limit": it used to run for the whole second, or, without a duration, fail).
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        'name = "count"\n[setup]\nsql = """\nDROP TABLE IF EXISTS count_rows;\n'
+        'CREATE TABLE count_rows (s int)\n"""\n[workload]\nsessions = 3\n'
+        '[[workload.transactions]]\nname = "ins"\n'
+        'script = "INSERT INTO count_rows VALUES (:client_id)"\n'
+        '[sampling]\nsamples = 1\ntransactions = 1\nduration = "1s"\nwarmup = "0s"\n'
+        "[distributed]\ngenerators = 2\n"
+    )
+    results = tmp_path / "r.duckdb"
+    done = wannabet(
+        "run",
+        str(experiment),
+        "-t",
+        postgres.url,
+        "-r",
+        str(results),
+        "--ray-address",
+        cluster.address,
+        child=True,  # a fresh Ray driver, as above
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with duckdb.connect(str(results), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM transactions").fetchone() == (1,)
+    with psycopg.connect(postgres.url) as db:
+        assert db.execute("SELECT count(*) FROM count_rows").fetchone() == (1,)
+
+
 # -- the pure parts ---------------------------------------------------------------------------
 
 
@@ -282,6 +318,41 @@ def test_split_and_apportion_add_up() -> None:
         assert sum(got) == (total if sum(weights) else 0)
         for g, w in zip(got, weights, strict=True):
             assert abs(g - total * w / max(sum(weights), 1)) < 1
+
+
+def _request(**fields: Any) -> SampleRequest:
+    experiment = parse_experiment(
+        'name = "x"\n[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n'
+    )
+    program = compile_program(experiment.workload, "dollar")
+    return SampleRequest(program=program, session_sql=(), seed=7, **{"duration_ns": 0, **fields})
+
+
+def test_every_generator_has_a_share_of_a_transaction_count_and_of_max_rows() -> None:
+    # 0 means "no limit" to an engine: a generator given 0 transactions would run for ever
+    # (or for the whole duration), and one given 0 rows would keep every row.
+    for sessions, generators, count, rows, duration in (
+        (2, 2, 1, 0, 0),
+        (5, 3, 2, 0, 10**9),
+        (4, 2, 3, 1, 0),
+        (6, 3, 0, 2, 10**9),
+        (7, 4, 5, 3, 10**9),
+    ):
+        request = _request(
+            sessions=sessions, max_transactions=count, max_rows=rows, duration_ns=duration
+        )
+        parts = _parts(request, generators)
+        assert sum(p.request.max_transactions for p in parts) == count
+        assert sum(p.request.max_rows for p in parts) == rows
+        for p in parts:
+            assert p.request.sessions > 0
+            assert count == 0 or p.request.max_transactions > 0
+            assert rows == 0 or p.request.max_rows > 0 or p.request.record == 0.0
+        # The sessions that run are numbered one after another; the rate is theirs to share.
+        firsts = [p.first for p in parts]
+        assert firsts == [sum(p.request.sessions for p in parts[:j]) for j in range(len(parts))]
+    (only,) = _parts(_request(sessions=2, max_transactions=1, rate=10.0), 2)
+    assert (only.generator, only.request.sessions, only.request.rate) == (0, 1, 10.0)
 
 
 def test_clock_offset_takes_the_shortest_round_trip() -> None:

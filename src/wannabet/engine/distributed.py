@@ -300,13 +300,12 @@ class DistributedEngine:
     def run_sample(
         self, target: Target, request: SampleRequest, progress: Progress | None = None
     ) -> SampleResult:
-        shares = split(request.sessions, self._count)
+        plan = _parts(request, self._count)
         # A generator that does not answer its clock reading (even once started again) is
         # not sent the sample: its sessions count as lost.
         unreachable: dict[int, str] = {}
-        for i in range(self._count):
-            if shares[i] == 0:
-                continue
+        for part in plan:
+            i = part.generator
             try:
                 self.clocks[i] = self.measure_clock(i)
             except Exception:
@@ -316,24 +315,17 @@ class DistributedEngine:
                 except Exception as exc:
                     unreachable[i] = f"unreachable before the sample ({_first_line(exc)})"
         start_at = time.time_ns() + int(START_LEAD_S * 1e9)
-        first = 0
         refs: list[tuple[int, int, int, Any]] = []  # generator, first session, sessions, ref
         parts: list[tuple[int, int, int, int | None, SampleResult | None, str | None]] = []
-        counts = _apportioned(request.max_transactions, shares)
-        rows = _apportioned(request.max_rows, shares)
-        for i, k in enumerate(shares):
-            if k == 0:
-                continue
+        for part in plan:
+            i, first, k = part.generator, part.first, part.request.sessions
             if i in unreachable:
                 parts.append((i, first, k, None, None, unreachable[i]))
-                first += k
                 continue
-            part = _share(request, i, k, counts[i], rows[i])
             ref = self._actors[i].run_sample.remote(
-                target, part, start_at + self.clocks[i].offset_ns
+                target, part.request, start_at + self.clocks[i].offset_ns
             )
             refs.append((i, first, k, ref))
-            first += k
         length_ns = max(request.duration_ns, request.deadline_ns) + request.grace_ns
         timeout = START_LEAD_S + length_ns / 1e9 + ANSWER_MARGIN_S
         if request.duration_ns == 0 and request.deadline_ns == 0:
@@ -493,20 +485,55 @@ class DistributedEngine:
         self._owns_cluster = False
 
 
-def _share(
-    request: SampleRequest, index: int, sessions: int, transactions: int, rows: int
-) -> SampleRequest:
-    """Generator ``index``'s part of ``request``: ``sessions`` of its sessions, the same share
-    of its arrival rate, ``transactions`` of its transaction count and ``rows`` of its stored
-    rows, and a seed of its own."""
-    return dataclasses.replace(
-        request,
-        sessions=sessions,
-        seed=(request.seed + 1_000_003 * index) % (2**63),
-        rate=request.rate * sessions / request.sessions,
-        max_transactions=transactions,
-        max_rows=rows,
-    )
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """What generator ``generator`` runs of a sample."""
+
+    generator: int
+    #: the sample's number of its first session
+    first: int
+    request: SampleRequest
+
+
+def _parts(request: SampleRequest, generators: int) -> list[_Part]:
+    """``request`` split over ``generators``: each its near-equal share of the sessions (numbered
+    on from the generators before it), of the arrival rate, of a transaction count and of the
+    stored rows, and a seed of its own.
+
+    A generator whose share of the sessions, or of a transaction count, is 0 runs nothing and
+    is left out: 0 means "no limit" to an engine, so it would run for ever (or, with a
+    duration, for the whole of it), and the sample would hold more transactions than asked.
+    A generator whose share of ``max_rows`` is 0 keeps no rows (``record = 0``); its
+    transactions are still summarised.
+    """
+    shares = split(request.sessions, generators)
+    if request.max_transactions > 0:
+        counts = _apportioned(request.max_transactions, shares)
+        # Sessions without a transaction to run are dropped, as the local engine's sessions
+        # beyond a count run nothing; the shares of the rest stay as they were.
+        shares = [k if c > 0 else 0 for k, c in zip(shares, counts, strict=True)]
+    else:
+        counts = [0] * generators
+    rows = _apportioned(request.max_rows, shares)
+    running = sum(shares)
+    parts: list[_Part] = []
+    first = 0
+    for i, k in enumerate(shares):
+        if k == 0:
+            continue
+        record = request.record if request.max_rows == 0 or rows[i] > 0 else 0.0
+        part = dataclasses.replace(
+            request,
+            sessions=k,
+            seed=(request.seed + 1_000_003 * i) % (2**63),
+            rate=request.rate * k / running,
+            max_transactions=counts[i],
+            max_rows=rows[i],
+            record=record,
+        )
+        parts.append(_Part(i, first, part))
+        first += k
+    return parts
 
 
 def _apportioned(total: int, weights: Sequence[int]) -> list[int]:
