@@ -75,7 +75,7 @@ def cluster() -> Iterator[LocalRayCluster]:
 @pytest.fixture(scope="module")
 def two_generators(
     cluster: LocalRayCluster, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Path, int]:
+) -> tuple[Path, int, set[int]]:
     folder = tmp_path_factory.mktemp("distributed")
     experiment = folder / "e.toml"
     experiment.write_text(INSERTS.format(samples=2, duration="1s"))
@@ -103,15 +103,16 @@ def two_generators(
         assert done.returncode == 0, done.stderr[-3000:]
         with psycopg.connect(server.url) as con:
             rows = con.execute("SELECT count(*) FROM gen_rows").fetchone()
+            clients = {s for (s,) in con.execute("SELECT DISTINCT s FROM gen_rows").fetchall()}
     assert rows is not None
-    return results, int(rows[0])
+    return results, int(rows[0]), clients
 
 
 @pytest.mark.postgres
 def test_two_generators_commit_exactly_what_the_server_counts(
-    two_generators: tuple[Path, int],
+    two_generators: tuple[Path, int, set[int]],
 ) -> None:
-    results, rows = two_generators
+    results, rows, _ = two_generators
     with duckdb.connect(str(results), read_only=True) as con:
         stats = [json.loads(s) for (s,) in con.execute("SELECT stats FROM samples").fetchall()]
         statuses = {s for (s,) in con.execute("SELECT status FROM samples").fetchall()}
@@ -130,10 +131,24 @@ def test_two_generators_commit_exactly_what_the_server_counts(
 
 
 @pytest.mark.postgres
-def test_generators_start_together_on_two_nodes_and_their_clocks_are_stored(
-    two_generators: tuple[Path, int],
+def test_client_id_is_the_session_number_across_generators(
+    two_generators: tuple[Path, int, set[int]],
 ) -> None:
-    results, _ = two_generators
+    # 4 sessions on 2 generators insert :client_id: 0-1 on generator 0, 2-3 on generator 1
+    # (each generator used to number its own from 0), as transactions.session does.
+    results, _, clients = two_generators
+    assert clients == {0, 1, 2, 3}
+    with duckdb.connect(str(results), read_only=True) as con:
+        rows = con.execute("SELECT DISTINCT session FROM transactions").fetchall()
+    sessions = {s for (s,) in rows}
+    assert sessions == clients
+
+
+@pytest.mark.postgres
+def test_generators_start_together_on_two_nodes_and_their_clocks_are_stored(
+    two_generators: tuple[Path, int, set[int]],
+) -> None:
+    results, _, _ = two_generators
     with duckdb.connect(str(results), read_only=True) as con:
         stats = [json.loads(s) for (s,) in con.execute("SELECT stats FROM samples").fetchall()]
         (env,) = con.execute("SELECT environment FROM runs").fetchone() or ("{}",)
@@ -154,9 +169,9 @@ def test_generators_start_together_on_two_nodes_and_their_clocks_are_stored(
 
 @pytest.mark.postgres
 def test_compare_summary_and_report_work_unchanged(
-    two_generators: tuple[Path, int], tmp_path: Path
+    two_generators: tuple[Path, int, set[int]], tmp_path: Path
 ) -> None:
-    results, _ = two_generators
+    results, _, _ = two_generators
     compare = wannabet("compare", "-r", str(results), "--format", "json")
     assert compare.returncode == 0, compare.stderr
     doc = json.loads(compare.stdout)
@@ -351,6 +366,7 @@ def test_every_generator_has_a_share_of_a_transaction_count_and_of_max_rows() ->
         # The sessions that run are numbered one after another; the rate is theirs to share.
         firsts = [p.first for p in parts]
         assert firsts == [sum(p.request.sessions for p in parts[:j]) for j in range(len(parts))]
+        assert [p.request.first_session for p in parts] == firsts
     (only,) = _parts(_request(sessions=2, max_transactions=1, rate=10.0), 2)
     assert (only.generator, only.request.sessions, only.request.rate) == (0, 1, 10.0)
 

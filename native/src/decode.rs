@@ -375,6 +375,9 @@ pub(crate) struct SampleCall<'py> {
     fetch_size: u32,
     #[pyo3(attribute)]
     client_id_slot: i64,
+    /// The first session's `:client_id` (a load generator's sessions follow the ones before).
+    #[pyo3(attribute)]
+    first_session: u64,
     #[pyo3(attribute)]
     default_seed_slot: i64,
     /// Not empty: on PostgreSQL the sessions are named `<application_name>-<role>`.
@@ -464,6 +467,7 @@ impl SampleCall<'_> {
             protocol,
             fetch_size: self.fetch_size,
             client_id_slot,
+            first_session: self.first_session,
             default_seed_slot,
             sessions: self.sessions,
             duration_ns: self.duration_ns,

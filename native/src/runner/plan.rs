@@ -86,6 +86,9 @@ pub struct Plan {
     /// Rows per round trip of a result (PostgreSQL portals); 0: all at once.
     pub fetch_size: u32,
     pub client_id_slot: Option<usize>,
+    /// `:client_id` of the first session: session `i` has `first_session + i`. Not 0 on a
+    /// load generator, whose sessions are numbered after the earlier generators' ones.
+    pub first_session: u64,
     /// pgbench's `:default_seed` (the seed `hash()` and `permute()` use by default).
     pub default_seed_slot: Option<usize>,
     pub sessions: usize,

@@ -467,7 +467,7 @@ pub(super) enum Ended {
 /// session that reconnects goes on where it was: its variables, random streams, schedule.
 pub(super) struct LoopState {
     t0: Anchor,
-    slots: Vec<Value>,
+    pub(super) slots: Vec<Value>,
     saved_slots: Vec<Value>,
     params: Vec<Value>,
     rng_choose: Prng,
@@ -488,7 +488,7 @@ impl LoopState {
     pub(super) fn new(plan: &Plan, idx: usize, t0: Anchor, out: &mut ThreadOut) -> LoopState {
         let mut slots = plan.slots.clone();
         if let Some(c) = plan.client_id_slot {
-            slots[c] = Value::Int(idx as i64);
+            slots[c] = Value::Int((plan.first_session + idx as u64) as i64);
         }
         if let Some(d) = plan.default_seed_slot {
             // One value for every session of the sample, as pgbench has one per run.

@@ -63,6 +63,7 @@ fn plan(sessions: usize, sql: Vec<(&str, usize)>, commands: Vec<Command>) -> Pla
         protocol: Protocol::Prepared,
         fetch_size: 0,
         client_id_slot: Some(1),
+        first_session: 0,
         default_seed_slot: None,
         sessions,
         duration_ns: 0,
@@ -87,6 +88,26 @@ fn rec(start: i64) -> Rec {
         retries: 0,
         txn: 0,
         status: 0,
+    }
+}
+
+#[test]
+fn client_id_counts_from_the_first_session() {
+    // A load generator's sessions follow the earlier generators' ones: its session 2, with
+    // 5 sessions before it, is client 7.
+    let mut p = plan(3, vec![("SELECT 1", 0)], vec![]);
+    for (first, expect) in [(0u64, 2i64), (5, 7)] {
+        p.first_session = first;
+        let state = super::session::LoopState::new(
+            &p,
+            2,
+            super::gate::Anchor::now(),
+            &mut ThreadOut::default(),
+        );
+        assert!(
+            matches!(state.slots[1], Value::Int(v) if v == expect),
+            "first {first}"
+        );
     }
 }
 

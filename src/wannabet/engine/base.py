@@ -63,6 +63,9 @@ class SampleRequest:
     #: a session whose connection drops connects again for up to this long per outage and
     #: goes on (0: it is lost for the rest of the sample)
     reconnect_ns: int = 0
+    #: ``:client_id`` of the first session (session ``i`` has ``first_session + i``): a load
+    #: generator's sessions are numbered after the earlier generators' ones
+    first_session: int = 0
 
     def __post_init__(self) -> None:
         if self.duration_ns <= 0 and self.max_transactions <= 0:
@@ -77,6 +80,8 @@ class SampleRequest:
             raise ValueError(f"max_rows must be >= 0, got {self.max_rows}")
         if self.deadline_ns < 0 or self.grace_ns < 0:
             raise ValueError("deadline_ns and grace_ns must be >= 0")
+        if self.first_session < 0:
+            raise ValueError(f"first_session must be >= 0, got {self.first_session}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -525,6 +525,9 @@ def _parts(request: SampleRequest, generators: int) -> list[_Part]:
         part = dataclasses.replace(
             request,
             sessions=k,
+            # :client_id goes on from the generators before (the script sees the session's
+            # number in the sample, as the stored rows do)
+            first_session=request.first_session + first,
             seed=(request.seed + 1_000_003 * i) % (2**63),
             rate=request.rate * k / running,
             max_transactions=counts[i],

@@ -74,6 +74,7 @@ class _NativeRequest:
     protocol: str
     fetch_size: int
     client_id_slot: int
+    first_session: int
     default_seed_slot: int
     role: str
     duration_ns: int
@@ -108,6 +109,7 @@ class _NativeRequest:
             protocol=request.protocol,
             fetch_size=request.fetch_size,
             client_id_slot=program.client_id_slot,
+            first_session=request.first_session,
             default_seed_slot=program.default_seed_slot,
             role=request.role,
             duration_ns=request.duration_ns,
