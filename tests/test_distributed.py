@@ -7,6 +7,7 @@ merging summaries) are checked against direct computations.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -27,7 +28,9 @@ from conftest import throwaway_postgres
 from wannabet.engine.base import SampleRequest
 from wannabet.engine.distributed import _apportioned, _parts, clock_offset, split
 from wannabet.engine.program import compile_program
+from wannabet.errors import StoreError
 from wannabet.spec import parse_experiment
+from wannabet.store import Store
 from wannabet.store.summaries import from_columns, merge
 from wannabet.testing.ci import unavailable
 from wannabet.testing.cli import one_line_error, wannabet
@@ -315,6 +318,64 @@ def test_a_transaction_count_below_the_generators_runs_exactly_that_many(
         assert con.execute("SELECT count(*) FROM transactions").fetchone() == (1,)
     with psycopg.connect(postgres.url) as db:
         assert db.execute("SELECT count(*) FROM count_rows").fetchone() == (1,)
+
+
+@pytest.mark.postgres
+def test_ctrl_c_stops_every_generator_within_seconds(
+    cluster: LocalRayCluster, postgres: Any, tmp_path: Path
+) -> None:
+    # Samples of 8 s: Ctrl-C in the second one used to wait for its end (the runner stops a
+    # sample from the engine's progress call, made only once every generator had answered).
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(INSERTS.format(samples=2, duration="8s"))
+    results = tmp_path / "r.duckdb"
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": cluster.token}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            # As from a terminal (a suite started in the background runs with SIGINT ignored).
+            "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
+            " sys.argv[0] = 'wannabet'; runpy.run_module('wannabet', run_name='__main__')",
+            "run",
+            str(experiment),
+            "-t",
+            postgres.url,
+            "-r",
+            str(results),
+            "--ray-address",
+            cluster.address,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        # Once the first sample is stored, the second runs for 8 s.
+        store = Store(results)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+            with contextlib.suppress(StoreError):  # the writer may hold the file for a moment
+                if results.exists() and store.run().samples >= 1:
+                    break
+        time.sleep(1.5)
+        assert proc.poll() is None, "the run ended before it was interrupted"
+        proc.send_signal(signal.SIGINT)
+        stopped = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - stopped
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err[-3000:]
+    assert took < 4, f"{took:.1f} s from SIGINT to the end of the run"
+    with duckdb.connect(str(results), read_only=True) as con:
+        assert con.execute("SELECT status FROM runs").fetchone() == ("interrupted",)
+        kept = con.execute("SELECT count(*) FROM samples").fetchone()
+    assert kept is not None and kept[0] >= 1
 
 
 # -- the pure parts ---------------------------------------------------------------------------

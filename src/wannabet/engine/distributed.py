@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import os
 import re
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +73,11 @@ CLOCK_ROUNDS = 7
 ANSWER_MARGIN_S = 30.0
 #: how long starting the generators may take (a worker process per generator imports wannabet)
 STARTUP_S = 120.0
+#: how often, while a sample runs, the coordinator polls its generators and calls the progress
+#: callback (where the runner stops a sample: Ctrl-C, the end of a [background] load)
+PROGRESS_EVERY_S = 0.25
+#: how long generators told to stop a sample may take to return before they are killed
+STOP_GRACE_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +122,17 @@ def clock_offset(readings: Sequence[tuple[int, int, int]]) -> ClockOffset:
     return ClockOffset(theirs - (sent + half), half)
 
 
+class _Stopped(Exception):
+    """Raised from a generator's progress call when the coordinator stops its sample."""
+
+
 class _Generator:
-    """The Ray actor: one engine on one node. Made remote by :class:`DistributedEngine`."""
+    """The Ray actor: one engine on one node. Made remote by :class:`DistributedEngine`.
+
+    Several calls may run at once (a measured sample, a ``[background]`` one, clock readings,
+    the coordinator's progress polls and stops): the sample's token names which one a stop or
+    a poll is about.
+    """
 
     def __init__(self, index: int) -> None:
         self._index = index
@@ -127,6 +142,8 @@ class _Generator:
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, 0, 0)
         self._niceness = os.getpriority(os.PRIO_PROCESS, 0)
+        self._stops: set[int] = set()
+        self._latest: dict[int, tuple[int, int, float, float]] = {}
 
     def describe(self) -> dict[str, Any]:
         import ray
@@ -142,17 +159,40 @@ class _Generator:
     def clock(self) -> int:
         return time.time_ns()
 
+    def stop(self, token: int) -> None:
+        """Stop sample ``token`` at its next progress tick (its sessions' statements are
+        cancelled, as for Ctrl-C on one host); it returns no result."""
+        self._stops.add(token)
+
+    def latest(self, token: int) -> tuple[int, int, float, float] | None:
+        """Sample ``token``'s last progress: committed, failed, seconds, p99 (ms)."""
+        return self._latest.get(token)
+
     def run_sample(
-        self, target: Target, request: SampleRequest, start_at_ns: int
-    ) -> tuple[int, SampleResult]:
-        # Sleep until the start instant on this generator's clock; the last stretch spins, as
-        # a sleep may overshoot by a scheduler tick.
-        while (left := start_at_ns - time.time_ns()) > 2_000_000:
-            time.sleep((left - 1_000_000) / 1e9)
-        while time.time_ns() < start_at_ns:
-            pass
-        started = time.time_ns()
-        return started, self._engine.run_sample(target, request)
+        self, target: Target, request: SampleRequest, start_at_ns: int, token: int = 0
+    ) -> tuple[int, SampleResult | None]:
+        def progress(ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:
+            self._latest[token] = (ok, errors, elapsed_s, p99_ms)
+            if token in self._stops:
+                raise _Stopped
+
+        try:
+            # Sleep until the start instant on this generator's clock; the last stretch
+            # spins, as a sleep may overshoot by a scheduler tick.
+            while (left := start_at_ns - time.time_ns()) > 2_000_000:
+                if token in self._stops:
+                    return time.time_ns(), None
+                time.sleep(min(left - 1_000_000, 100_000_000) / 1e9)
+            while time.time_ns() < start_at_ns:
+                pass
+            started = time.time_ns()
+            try:
+                return started, self._engine.run_sample(target, request, progress)
+            except _Stopped:
+                return started, None
+        finally:
+            self._stops.discard(token)
+            self._latest.pop(token, None)
 
 
 def _ray() -> Any:
@@ -185,6 +225,7 @@ class DistributedEngine:
         self._count = generators
         self._tolerance_ns = int(start_tolerance_s * 1e9)
         self._owns_cluster = False
+        self._tokens = itertools.count(1)  # names each sample to its generators
         if not self._ray.is_initialized():
             if address is None:
                 self._ray.init(
@@ -248,7 +289,9 @@ class DistributedEngine:
             resources={GENERATOR_RESOURCE: 1},
             num_cpus=0,
             max_restarts=0,
-            max_concurrency=2,  # a clock reading may come while a sample runs
+            # A clock reading, a progress poll or a stop may come while a sample runs, and a
+            # [background] sample runs beside the measured one.
+            max_concurrency=8,
             # The coordinator's session name, so that statistics taken here find every
             # generator's sessions (PostgreSQL's application_name).
             runtime_env={"env_vars": {"WANNABET_APPLICATION_NAME": self.application_name}},
@@ -315,6 +358,7 @@ class DistributedEngine:
                 except Exception as exc:
                     unreachable[i] = f"unreachable before the sample ({_first_line(exc)})"
         start_at = time.time_ns() + int(START_LEAD_S * 1e9)
+        token = next(self._tokens)
         refs: list[tuple[int, int, int, Any]] = []  # generator, first session, sessions, ref
         parts: list[tuple[int, int, int, int | None, SampleResult | None, str | None]] = []
         for part in plan:
@@ -323,7 +367,7 @@ class DistributedEngine:
                 parts.append((i, first, k, None, None, unreachable[i]))
                 continue
             ref = self._actors[i].run_sample.remote(
-                target, part.request, start_at + self.clocks[i].offset_ns
+                target, part.request, start_at + self.clocks[i].offset_ns, token
             )
             refs.append((i, first, k, ref))
         length_ns = max(request.duration_ns, request.deadline_ns) + request.grace_ns
@@ -333,18 +377,25 @@ class DistributedEngine:
         waiting = [r for *_, r in refs]
         done: list[Any] = []
         ends = time.monotonic() + timeout
+        polls: dict[int, Any] = {}  # generator: its pending progress poll
+        latest: dict[int, tuple[int, int, float, float]] = {}
         try:
-            # Short waits, so that Ctrl-C (Python's signal handler) is seen at once.
+            # Short waits, so that Ctrl-C (Python's signal handler) is seen at once, and a
+            # progress call every tick: the runner stops a sample by raising from it.
             while waiting and time.monotonic() < ends:
                 ready, waiting = self._ray.wait(
-                    waiting, num_returns=len(waiting), timeout=min(0.2, ends - time.monotonic())
+                    waiting,
+                    num_returns=len(waiting),
+                    timeout=min(PROGRESS_EVERY_S, ends - time.monotonic()),
                 )
                 done.extend(ready)
-        except KeyboardInterrupt:
-            # The sample is dropped: stop its generators where they are (the run ends).
-            for i, *_ in refs:
-                with contextlib.suppress(Exception):
-                    self._ray.kill(self._actors[i], no_restart=True)
+                if progress is not None and waiting:
+                    self._poll(refs, token, polls, latest)
+                    progress(*_summed(latest.values()))
+        except BaseException:
+            # The sample is dropped (Ctrl-C, or the end of a [background] load): stop its
+            # generators where they are.
+            self._stop(refs, token, [r for r in waiting if r not in done])
             raise
         for i, first_session, k, ref in refs:
             if ref not in done:
@@ -353,6 +404,8 @@ class DistributedEngine:
                 continue
             try:
                 started, result = self._ray.get(ref)
+                if result is None:
+                    raise TargetError("stopped before the end of the sample")
             except self._ray.exceptions.RayTaskError as exc:
                 cause = exc.as_instanceof_cause()
                 if isinstance(cause, TargetError):
@@ -378,6 +431,49 @@ class DistributedEngine:
             committed = int(ok["count"][(ok["status"] == 0) & ~ok["warmup"]].sum())
             progress(committed, 0, (merged.end_ns - merged.t0_ns) / 1e9, 0.0)
         return merged
+
+    def _poll(
+        self,
+        refs: Sequence[tuple[int, int, int, Any]],
+        token: int,
+        polls: dict[int, Any],
+        latest: dict[int, tuple[int, int, float, float]],
+    ) -> None:
+        """Collect the generators' progress polls that have answered into ``latest`` and send
+        new ones; never waits (a generator slow to answer keeps its last counts)."""
+        if polls:
+            ready, _ = self._ray.wait(list(polls.values()), num_returns=len(polls), timeout=0)
+            for i, ref in list(polls.items()):
+                if ref in ready:
+                    del polls[i]
+                    with contextlib.suppress(Exception):  # a lost generator: counted later
+                        if (got := self._ray.get(ref)) is not None:
+                            latest[i] = got
+        for i, *_ in refs:
+            if i not in polls:
+                polls[i] = self._actors[i].latest.remote(token)
+
+    def _stop(
+        self, refs: Sequence[tuple[int, int, int, Any]], token: int, running: list[Any]
+    ) -> None:
+        """Stop sample ``token`` on its generators: each cancels its sessions' statements and
+        returns; one that has not within :data:`STOP_GRACE_S` (or on a second Ctrl-C) is killed,
+        and started again before its next sample."""
+        for i, *_ in refs:
+            with contextlib.suppress(Exception):
+                self._actors[i].stop.remote(token)
+        try:
+            ends = time.monotonic() + STOP_GRACE_S
+            while running and time.monotonic() < ends:
+                _, running = self._ray.wait(
+                    running, num_returns=len(running), timeout=min(0.2, ends - time.monotonic())
+                )
+        except KeyboardInterrupt:
+            pass
+        for i, _, _, ref in refs:
+            if ref in running:
+                with contextlib.suppress(Exception):
+                    self._ray.kill(self._actors[i], no_restart=True)
 
     def _merged(
         self,
@@ -550,6 +646,19 @@ def _apportioned(total: int, weights: Sequence[int]) -> list[int]:
     for i in sorted(range(len(out)), key=lambda i: out[i] - exact[i])[: total - sum(out)]:
         out[i] += 1
     return out
+
+
+def _summed(
+    progress: Iterable[tuple[int, int, float, float]],
+) -> tuple[int, int, float, float]:
+    """The generators' progress as one: their committed and failed transactions summed, the
+    longest time, and the highest p99 (an upper bound of the sample's: the generators'
+    histograms are merged only at the end). Zeros before any has reported."""
+    ok = errors = 0
+    elapsed = p99 = 0.0
+    for o, e, t, p in progress:
+        ok, errors, elapsed, p99 = ok + o, errors + e, max(elapsed, t), max(p99, p)
+    return ok, errors, elapsed, p99
 
 
 def _code_index(codes: list[str], code: str) -> int:
