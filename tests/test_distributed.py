@@ -378,6 +378,51 @@ def test_ctrl_c_stops_every_generator_within_seconds(
     assert kept is not None and kept[0] >= 1
 
 
+@pytest.mark.postgres
+def test_a_background_load_runs_beside_each_distributed_sample(
+    cluster: LocalRayCluster, postgres: Any, tmp_path: Path
+) -> None:
+    # The background's start is known from its first progress call, which a distributed
+    # sample used to make only at its end: the background ran before the sample, not beside.
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        'name = "bg"\n[setup]\nsql = """\nDROP TABLE IF EXISTS bg_times;\n'
+        'CREATE TABLE bg_times (who text, at timestamptz DEFAULT clock_timestamp())\n"""\n'
+        '[workload]\nsessions = 2\n[[workload.transactions]]\nname = "m"\n'
+        "script = \"INSERT INTO bg_times (who) VALUES ('measured')\"\n"
+        "[background]\nsessions = 2\ntransactions = [\n"
+        '  { name = "b", script = "INSERT INTO bg_times (who) VALUES (\'background\')" },\n]\n'
+        '[sampling]\nsamples = 1\nduration = "2s"\nwarmup = "0s"\n[distributed]\ngenerators = 2\n'
+    )
+    results = tmp_path / "r.duckdb"
+    done = wannabet(
+        "run",
+        str(experiment),
+        "-t",
+        postgres.url,
+        "-r",
+        str(results),
+        "--ray-address",
+        cluster.address,
+        child=True,  # a fresh Ray driver, as above
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with duckdb.connect(str(results), read_only=True) as con:
+        (stats,) = con.execute("SELECT stats FROM samples").fetchone() or ("{}",)
+    background = json.loads(stats)["background"]
+    assert background["committed"] > 0 and background["errors"] == 0
+    # Stopped when the measured sample ended, not run to its own limit (the sample's + 5 s).
+    assert 1.5 <= background["seconds"] < 4, background
+    with psycopg.connect(postgres.url) as db:
+        row = db.execute("SELECT min(at), max(at) FROM bg_times WHERE who = 'measured'").fetchone()
+        assert row is not None
+        beside = db.execute(
+            "SELECT count(*) FROM bg_times WHERE who = 'background' AND at BETWEEN %s AND %s",
+            row,
+        ).fetchone()
+    assert beside is not None and beside[0] > 0
+
+
 # -- the pure parts ---------------------------------------------------------------------------
 
 
