@@ -546,6 +546,49 @@ def test_a_ray_address_without_generators_is_refused(tmp_path: Path) -> None:
     assert "--ray-address" in one_line_error(done, 2)
 
 
+def test_a_ray_address_in_the_file_without_generators_is_refused(tmp_path: Path) -> None:
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        'name = "x"\n[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n'
+        '[distributed]\naddress = "127.0.0.1:1"\n'
+    )
+    done = wannabet("run", str(experiment), "-r", str(tmp_path / "r.duckdb"))
+    line = one_line_error(done, 2)
+    assert "e.toml: distributed.address" in line and "generators" in line, line
+    # --generators 0 runs here alone, whatever the file says: no refusal of the address.
+    alone = wannabet("run", str(experiment), "-r", str(tmp_path / "r.duckdb"), "--generators", "0")
+    assert "distributed.address" not in alone.stderr
+
+
+def test_a_ray_cluster_that_cannot_be_reached_fails_at_once_naming_the_address(
+    tmp_path: Path,
+) -> None:
+    # Ray retries such an address for about 14 minutes, and names it as it rewrote it.
+    pytest.importorskip("ray")
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        'name = "x"\n[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n'
+        '[sampling]\nsamples = 1\nduration = "0.2s"\nwarmup = "0s"\n'
+    )
+    began = time.monotonic()
+    done = wannabet(
+        "run",
+        str(experiment),
+        "-t",
+        f"sqlite:///{tmp_path / 'db.sqlite'}",
+        "-r",
+        str(tmp_path / "r.duckdb"),
+        "--generators",
+        "2",
+        "--ray-address",
+        "127.0.0.1:1",
+        child=True,
+    )
+    assert time.monotonic() - began < 60
+    line = one_line_error(done, 3)
+    assert "Ray cluster at 127.0.0.1:1" in line and "--ray-address" in line, line
+
+
 @pytest.mark.postgres
 def test_a_statement_the_server_refuses_on_a_generator_names_its_line(
     cluster: LocalRayCluster, postgres: Any, tmp_path: Path

@@ -200,6 +200,15 @@ def with_overrides(
             key="--ray-address",
             file="command line",
         )
+    # The file's address without generators is as much a mistake as --ray-address without
+    # them (it would be ignored); --generators 0 says to run here alone, whatever the file says.
+    if distributed.address is not None and distributed.generators == 0 and generators is None:
+        raise SpecError(
+            "names a Ray cluster for load generators, and the run has none; add generators = N"
+            " to [distributed] (or --generators N)",
+            key="distributed.address",
+            file=experiment.source_path,
+        )
     experiment = dataclasses.replace(experiment, distributed=distributed)
     sampling = experiment.sampling
     if until_decided or sampling.until_decided:

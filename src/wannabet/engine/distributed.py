@@ -36,6 +36,7 @@ import math
 import os
 import re
 import socket
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ from wannabet.engine.base import (
     SampleResult,
 )
 from wannabet.engine.native import NativeEngine
-from wannabet.errors import MissingExtra, TargetError
+from wannabet.errors import ConnectError, MissingExtra, TargetError
 from wannabet.store.summaries import merge
 from wannabet.targets import Target
 
@@ -71,6 +72,8 @@ CLOCK_ROUNDS = 7
 #: beyond the sample's own length (and deadline and grace), how long a generator may take to
 #: answer before it counts as lost
 ANSWER_MARGIN_S = 30.0
+#: how long connecting to a Ray cluster may take (Ray itself retries for many minutes)
+CONNECT_S = 30.0
 #: how long starting the generators may take (a worker process per generator imports wannabet)
 STARTUP_S = 120.0
 #: how often, while a sample runs, the coordinator polls its generators and calls the progress
@@ -236,7 +239,7 @@ class DistributedEngine:
                     configure_logging=False,
                 )
             else:
-                self._ray.init(address=address, log_to_driver=False, configure_logging=False)
+                self._connect(address)
             self._owns_cluster = True
         available = self._ray.cluster_resources().get(GENERATOR_RESOURCE, 0)
         if available < generators:
@@ -252,6 +255,46 @@ class DistributedEngine:
             for d in self._get([a.describe.remote() for a in self._actors], STARTUP_S)
         ]
         self.clocks: list[ClockOffset] = [self.measure_clock(i) for i in range(generators)]
+
+    def _connect(self, address: str) -> None:
+        """``ray.init(address)`` within :data:`CONNECT_S`, or one line naming ``address``.
+
+        Ray retries an address that does not answer for many minutes, and its error names the
+        address as it rewrote it (a loopback one as the host's): the head's port is tried
+        first, and ``ray.init`` runs on a thread that is given up on at the deadline.
+        """
+        where = _host_port(address)
+        fix = (
+            "check --ray-address (or [distributed] address): the head node's host:6379,"
+            " ray://host:10001 or auto, and that the cluster runs (ray status there)"
+        )
+        if where is not None:
+            try:
+                socket.create_connection(where, timeout=min(CONNECT_S, 10.0)).close()
+            except OSError as exc:
+                raise ConnectError(
+                    f"cannot reach the Ray cluster at {address}"
+                    f" ({exc.strerror or type(exc).__name__}); {fix}"
+                ) from None
+        failed: list[BaseException] = []
+
+        def init() -> None:
+            try:
+                self._ray.init(address=address, log_to_driver=False, configure_logging=False)
+            except BaseException as exc:  # reported on the caller's thread
+                failed.append(exc)
+
+        thread = threading.Thread(target=init, name="wannabet-ray-init", daemon=True)
+        thread.start()
+        thread.join(CONNECT_S)
+        if thread.is_alive():
+            raise ConnectError(
+                f"the Ray cluster at {address} did not answer within {CONNECT_S:g} s; {fix}"
+            )
+        if failed:
+            raise ConnectError(
+                f"cannot connect to the Ray cluster at {address} ({_first_line(failed[0])}); {fix}"
+            ) from None
 
     # -- the engine contract, central parts ------------------------------------------------------
 
@@ -659,6 +702,13 @@ def _summed(
     for o, e, t, p in progress:
         ok, errors, elapsed, p99 = ok + o, errors + e, max(elapsed, t), max(p99, p)
     return ok, errors, elapsed, p99
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """The host and port a Ray address connects to first (None for ``auto``, which finds
+    the cluster this host is in)."""
+    m = re.fullmatch(r"(?:ray://)?\[?([^\]/]+?)\]?:(\d+)/?", address.strip())
+    return (m.group(1), int(m.group(2))) if m else None
 
 
 def _code_index(codes: list[str], code: str) -> int:
