@@ -185,12 +185,27 @@ def test_compare_summary_and_report_work_unchanged(
     assert {(g["condition"], g["generator"]) for g in by_generator} == {
         (c, g) for c in ("commit=sync", "commit=async") for g in (0, 1)
     }
+    with duckdb.connect(str(results), read_only=True) as con:
+        stored = [
+            json.loads(s)["generators"]
+            for (s,) in con.execute("SELECT stats FROM samples").fetchall()
+        ]
     for g in by_generator:
         assert g["samples"] == 2 and g["committed"] > 0 and g["p99_ms"] > 0
+        # The clocks as stored: the largest uncertainty and |start lag| of the generator, the
+        # largest skew of the samples (of either condition here: the same bound holds).
+        mine = [e for s in stored for e in s["generators"] if e["generator"] == g["generator"]]
+        assert 0 < g["uncertainty_ms"] <= max(e["uncertainty_ns"] for e in mine) / 1e6
+        assert g["start_lag_ms"] <= max(abs(e["start_lag_ns"]) for e in mine) / 1e6
+        assert g["offset_ms"] is not None
+        assert 0 <= g["start_skew_ms"] <= max(s["start_skew_ns"] for s in stored) / 1e6
+    table = wannabet("summary", "-r", str(results))
+    assert "clock offset ms" in table.stdout and "start skew ms" in table.stdout
     out = tmp_path / "r.html"
     report = wannabet("report", "-r", str(results), "-o", str(out))
     assert report.returncode == 0, report.stderr
-    assert "Load generators" in out.read_text()
+    html = out.read_text()
+    assert "Load generators" in html and "<th>clock offset ms</th><th>± ms</th>" in html
 
 
 def _generator_workers(cluster: LocalRayCluster) -> list[psutil.Process]:
@@ -268,6 +283,11 @@ def test_a_generator_killed_mid_run_degrades_its_sample_and_the_run_goes_on(
     assert len(degraded) == 1 and "generator" in degraded[0] and "was lost" in degraded[0]
     # The degraded sample was run again (on_degraded = retry): every condition has its 2.
     assert sum(1 for s, _ in rows if s == "complete") == 4
+    # The lost generator is counted although its (degraded) sample is not analysed.
+    summary = wannabet("summary", "-r", str(results), "--format", "json")
+    generators = json.loads(summary.stdout)["generators"]
+    assert sum(g["lost"] for g in generators) == 1
+    assert {g["samples"] for g in generators} == {2}
 
 
 @pytest.mark.postgres

@@ -582,6 +582,10 @@ _GENERATOR_HEADER = (
     "TPS",
     "p50 ms",
     "p99 ms",
+    "clock offset ms",
+    "± ms",
+    "start lag ms",
+    "start skew ms",
 )
 
 
@@ -596,7 +600,16 @@ def generator_cells(g: GeneratorSummary) -> list[str]:
         "–" if g.tps is None else f"{g.tps:,.0f}",
         fmt_num(g.p50_ms),
         fmt_num(g.p99_ms),
+        _ms(g.offset_ms),
+        _ms(g.uncertainty_ms),
+        _ms(g.start_lag_ms),
+        _ms(g.start_skew_ms),
     ]
+
+
+def _ms(value: float | None) -> str:
+    """A clock figure in ms to the microsecond (clocks are read to about that)."""
+    return "–" if value is None else f"{value:.3f}"
 
 
 def generators_table(generators: Sequence[GeneratorSummary]) -> Table:
@@ -614,7 +627,7 @@ def generators_markdown(generators: Sequence[GeneratorSummary]) -> str:
     table = markdown_table(
         list(_GENERATOR_HEADER),
         [generator_cells(g) for g in generators],
-        ["left", "right", "left", "right", "right", "right", "right", "right", "right"],
+        ["left", "right", "left"] + ["right"] * (len(_GENERATOR_HEADER) - 3),
     )
     return "**Load generators** (per condition)\n\n" + table
 

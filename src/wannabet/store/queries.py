@@ -744,6 +744,14 @@ class GeneratorSummary:
     #: quantiles of its stored successful transactions (None: no rows stored)
     p50_ms: float | None
     p99_ms: float | None
+    #: its clock against the coordinator's (median over the samples of the offset measured
+    #: before each), the largest uncertainty of those measurements, and the largest
+    #: |start lag|: how late or early it started against the instant asked
+    offset_ms: float | None = None
+    uncertainty_ms: float | None = None
+    start_lag_ms: float | None = None
+    #: the largest start skew of the condition's samples (how far apart its generators started)
+    start_skew_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -756,26 +764,36 @@ class GeneratorSummary:
             "tps": self.tps,
             "p50_ms": self.p50_ms,
             "p99_ms": self.p99_ms,
+            "offset_ms": self.offset_ms,
+            "uncertainty_ms": self.uncertainty_ms,
+            "start_lag_ms": self.start_lag_ms,
+            "start_skew_ms": self.start_skew_ms,
         }
 
 
 def _generator_rows(run_id: int) -> str:
-    """SQL: one row per analysed sample and generator of a distributed run (its stats'
-    ``generators`` entries), with the generator's session range."""
+    """SQL: one row per sample and generator of a distributed run (its stats' ``generators``
+    entries), with the generator's session range, its clock and whether the sample is analysed.
+    Every sample, degraded ones included: a lost generator makes its sample degraded, and it
+    must be counted as lost whether or not degraded samples are analysed."""
     return f"""
         WITH g AS (
-            SELECT s.sample_id, s.condition_id, s.duration_s,
+            SELECT s.sample_id, s.condition_id, s.duration_s, {ANALYSED} AS analysed,
+                   (json_extract(s.stats, '$.generators.start_skew_ns'))::BIGINT AS skew_ns,
                    unnest(CAST(json_extract(s.stats, '$.generators.generators') AS JSON[])) AS j
             FROM samples s
-            WHERE s.run_id = {int(run_id)} AND {ANALYSED}
+            WHERE s.run_id = {int(run_id)}
               AND json_extract(s.stats, '$.generators.generators') IS NOT NULL
         )
-        SELECT sample_id, condition_id, duration_s,
+        SELECT sample_id, condition_id, duration_s, analysed, skew_ns,
                (j->>'generator')::INTEGER AS generator, j->>'host' AS host,
                (j->'sessions'->>0)::INTEGER AS first_session,
                (j->'sessions'->>1)::INTEGER AS last_session,
                coalesce((j->>'committed')::BIGINT, 0) AS committed,
-               j->>'lost' AS lost
+               j->>'lost' AS lost,
+               (j->>'offset_ns')::BIGINT AS offset_ns,
+               (j->>'uncertainty_ns')::BIGINT AS uncertainty_ns,
+               (j->>'start_lag_ns')::BIGINT AS start_lag_ns
         FROM g
     """
 
@@ -792,22 +810,33 @@ def generator_summaries(con: duckdb.DuckDBPyConnection, run_id: int) -> list[Gen
             FROM transactions t
             JOIN gg ON t.run_id = ? AND t.sample_id = gg.sample_id
                    AND t.session BETWEEN gg.first_session AND gg.last_session
-            WHERE t.status = 'ok' AND NOT t.warmup
+            WHERE t.status = 'ok' AND NOT t.warmup AND gg.analysed
             GROUP BY ALL
+        ),
+        skew AS (
+            SELECT condition_id, max(skew_ns) AS skew_ns FROM gg GROUP BY condition_id
         )
-        SELECT c.label, gg.generator, any_value(gg.host), count(*), count(gg.lost),
-               sum(gg.committed),
+        SELECT c.label, gg.generator, any_value(gg.host),
+               count(*) FILTER (WHERE gg.analysed), count(gg.lost),
+               sum(gg.committed) FILTER (WHERE gg.analysed),
                avg(CASE WHEN gg.lost IS NULL AND gg.duration_s > 0
-                        THEN gg.committed / gg.duration_s END),
-               any_value(lat.q)
+                        THEN gg.committed / gg.duration_s END) FILTER (WHERE gg.analysed),
+               any_value(lat.q),
+               median(gg.offset_ns), max(gg.uncertainty_ns), max(abs(gg.start_lag_ns)),
+               any_value(skew.skew_ns)
         FROM gg
         JOIN conditions c ON c.run_id = ? AND c.condition_id = gg.condition_id
         LEFT JOIN lat ON lat.condition_id = gg.condition_id AND lat.generator = gg.generator
+        LEFT JOIN skew ON skew.condition_id = gg.condition_id
         GROUP BY c.label, gg.condition_id, gg.generator
         ORDER BY gg.condition_id, gg.generator
         """,
         [run_id, run_id],
     ).fetchall()
+
+    def ms(ns: Any) -> float | None:
+        return None if ns is None else float(ns) / 1e6
+
     return [
         GeneratorSummary(
             condition=label,
@@ -819,6 +848,23 @@ def generator_summaries(con: duckdb.DuckDBPyConnection, run_id: int) -> list[Gen
             tps=None if tps is None else float(tps),
             p50_ms=None if q is None else float(q[0]),
             p99_ms=None if q is None else float(q[1]),
+            offset_ms=ms(offset),
+            uncertainty_ms=ms(uncertainty),
+            start_lag_ms=ms(lag),
+            start_skew_ms=ms(skew),
         )
-        for label, generator, host, samples, lost, committed, tps, q in rows
+        for (
+            label,
+            generator,
+            host,
+            samples,
+            lost,
+            committed,
+            tps,
+            q,
+            offset,
+            uncertainty,
+            lag,
+            skew,
+        ) in rows
     ]
