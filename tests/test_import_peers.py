@@ -25,6 +25,7 @@ from wannabet.errors import ImportError_, MissingExtra
 from wannabet.importers import ConditionRule, import_hammerdb, import_ycsb
 from wannabet.store import Store
 from wannabet.testing import cli
+from wannabet.testing.ci import require_module
 
 FIXTURES = Path(__file__).parent / "fixtures" / "import"
 BENCHBASE = FIXTURES / "benchbase"
@@ -484,7 +485,7 @@ def test_ycsb_raw_two_conditions_give_a_verdict_and_a_report(results: Path, tmp_
 
 @pytest.mark.parametrize("folder", ["hdr_v1", "hdr_v2"])
 def test_ycsb_hdr_intervals_match_hdrhistograms_java_reader(folder: str, results: Path) -> None:
-    pytest.importorskip("hdrh")
+    require_module("hdrh", "hdr")
     logs = sorted((YCSB / folder).glob("*.hdr"))
     prefix = logs[0].name.split("-")[0]
     stdout = YCSB / folder / ("stdout.txt" if folder == "hdr_v1" else f"{prefix}.stdout.txt")
@@ -525,7 +526,7 @@ def test_ycsb_hdr_intervals_match_hdrhistograms_java_reader(folder: str, results
 def test_ycsb_hdr_conditions_from_names_compare_throughput_and_report(
     results: Path, tmp_path: Path
 ) -> None:
-    pytest.importorskip("hdrh")
+    require_module("hdrh", "hdr")
     logs = sorted((YCSB / "hdr_v2").glob("*.hdr"))
     ok("import", "ycsb", *logs, "--condition-from-filename", "^(fast|slow)-",
        "--results", results)  # fmt: skip
@@ -612,7 +613,7 @@ def first_interval() -> str:
 )  # fmt: skip
 def test_malformed_ycsb(tmp_path: Path, results: Path, files: dict[str, str], message: str) -> None:
     if any(n.endswith(".hdr") for n in files):
-        pytest.importorskip("hdrh")
+        require_module("hdrh", "hdr")
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     line = error("import", "ycsb", *(tmp_path / n for n in files), "--results", results)

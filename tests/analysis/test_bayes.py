@@ -30,6 +30,7 @@ from wannabet.analysis.bayes_models import (
 )
 from wannabet.cache import cache_dir
 from wannabet.errors import MissingExtra
+from wannabet.testing.ci import require_module
 
 from .simulate import SHAPES, simulate
 
@@ -585,7 +586,7 @@ def test_exact_draws_are_independent(model: str) -> None:
     # Why the exact models report no R-hat or ESS: their draws are independent by construction.
     # Checked here once, with ArviZ-stats, instead of in every run: split into 4 chains, the
     # change and both means have R-hat ~ 1 and an ESS near the number of draws.
-    arviz = pytest.importorskip("arviz_stats.base").array_stats
+    arviz = require_module("arviz_stats.base", "bayes").array_stats
     rng = np.random.default_rng(21)
     a = SampleStats.from_observations(simulate(rng, "A", n_samples=20))
     b = SampleStats.from_observations(simulate(rng, "B", n_samples=20, shift=1.05))

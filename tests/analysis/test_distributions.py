@@ -26,6 +26,7 @@ from wannabet.analysis.tests import (
     kruskal_wallis,
     mann_whitney_u,
 )
+from wannabet.testing.ci import require_module
 
 
 def _rel(got: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -204,7 +205,7 @@ def test_dagostino_pearson_matches_scipy(rng: np.random.Generator) -> None:
 
 
 def test_hdi_is_the_arviz_interval(rng: np.random.Generator) -> None:
-    arviz = pytest.importorskip("arviz_stats.base").array_stats
+    arviz = require_module("arviz_stats.base", "bayes").array_stats
     for draws in (rng.normal(size=20_000), rng.lognormal(0, 1, 4001), rng.exponential(size=17)):
         for prob in (0.5, 0.89, 0.95):
             assert hdi(draws, prob) == tuple(np.asarray(arviz.hdi(draws, prob)).tolist())
