@@ -209,11 +209,7 @@ class _Summaries:
                 queries.sample_bins(con, run_id, include_warmup=include_warmup)
             ),
             queries.status_counts(con, run_id, include_warmup=include_warmup),
-            dict(
-                con.execute(
-                    "SELECT sample_id, condition_id FROM samples WHERE run_id = ?", [run_id]
-                ).fetchall()
-            ),
+            queries.sample_conditions(con, run_id),
         )
 
     def counts(self, condition_id: int) -> tuple[int, int, dict[str, int]]:

@@ -119,6 +119,15 @@ def transaction_blocks(
     )
 
 
+def sample_conditions(con: duckdb.DuckDBPyConnection, run_id: int) -> dict[int, int]:
+    """Every sample's condition id, by ``sample_id`` (a sample with histograms but no
+    moments, as an import of a tool's histograms alone, is found through it)."""
+    rows = con.execute(
+        "SELECT sample_id, condition_id FROM samples WHERE run_id = ?", [run_id]
+    ).fetchall()
+    return {int(sid): int(cid) for sid, cid in rows}
+
+
 def sample_windows(con: duckdb.DuckDBPyConnection, run_id: int) -> SampleWindows:
     """Every sample's start (clock and measured window) and the share of its transactions
     stored as rows, by ``sample_id``."""
