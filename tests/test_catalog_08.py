@@ -123,10 +123,12 @@ def test_postgres_commit_settings_under_cpu_and_io_bound_loads(
     io_on = uow("io", "on")
     assert io_on["wait_ms_per_unit"] > io_on["cpu_ms_per_unit"], io_on
     assert {w["event"] for w in io_on["top_waits"]} & {"WALSync", "WALWrite"}, io_on
-    # ... and not waiting for it removes most of that wait and multiplies the commit rate.
+    # ... and not waiting for it removes most of that wait and raises the commit rate. By how
+    # much depends on this disk's flush: several times where an fsync takes milliseconds, about
+    # 1.25x where it took 0.2 ms and the machine's two cores became the limit (seen in CI).
     io_off = uow("io", "off")
     assert io_off["wait_ms_per_unit"] < 0.5 * io_on["wait_ms_per_unit"], (io_on, io_off)
-    assert io_off["units_per_s"] > 2 * io_on["units_per_s"], (io_on, io_off)
+    assert io_off["units_per_s"] > 1.1 * io_on["units_per_s"], (io_on, io_off)
     # CPU-bound: the scan costs several times the CPU of the IO-bound load's commit.
     assert uow("cpu", "on")["cpu_ms_per_unit"] > 3 * io_on["cpu_ms_per_unit"]
 
