@@ -1345,13 +1345,7 @@ def _log_batch(
                     {"prefix": log.prefix, "thread": log.thread, "lines": len(log.lines)},
                 )
             )
-    outputs = {id(r.output): r.output for r in runs if r.output is not None}
-    for output in outputs.values():
-        meta = _output_meta(output, _labels_of(runs, output))
-        documents.append({"file": str(output.file), **meta})
-        records.append(
-            ImportedFile(str(output.file), sha256(output.file), "fio-summary", None, meta)
-        )
+    _add_outputs(runs, documents, records)
     return ImportBatch(
         name=name or (runs[0].prefix if runs else files[0].stem),
         description="fio histogram logs (log_hist_msec): aggregates per interval and direction",
@@ -1511,13 +1505,7 @@ def _lat_batch(
                 {"prefix": log.prefix, "kind": log.kind, "thread": log.thread, "unused": True},
             )
         )
-    outputs = {id(r.output): r.output for r in runs if r.output is not None}
-    for output in outputs.values():
-        meta = _output_meta(output, _labels_of(runs, output))
-        documents.append({"file": str(output.file), **meta})
-        records.append(
-            ImportedFile(str(output.file), sha256(output.file), "fio-summary", None, meta)
-        )
+    _add_outputs(runs, documents, records)
     return ImportBatch(
         name=name or (runs[0].prefix if runs else files[0].stem),
         description="fio latency logs (write_lat_log): one transaction per I/O",
@@ -1539,6 +1527,20 @@ def _lat_batch(
         environment=client_environment(),
         tool_version=tool_version(),
     )
+
+
+def _add_outputs(
+    runs: Sequence[_LogRun[Any]], documents: list[dict[str, Any]], records: list[ImportedFile]
+) -> None:
+    """The JSON outputs the logs were paired with, once each, as documents of the batch and
+    records of the files imported."""
+    outputs = {id(r.output): r.output for r in runs if r.output is not None}
+    for output in outputs.values():
+        meta = _output_meta(output, _labels_of(runs, output))
+        documents.append({"file": str(output.file), **meta})
+        records.append(
+            ImportedFile(str(output.file), sha256(output.file), "fio-summary", None, meta)
+        )
 
 
 def _labels_of(runs: Sequence[_LogRun[Any]], output: _Output) -> dict[int, str]:
