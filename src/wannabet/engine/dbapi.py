@@ -37,6 +37,7 @@ from wannabet.errors import ConnectError, QueryError, WannabetError
 from wannabet.model import STATUS_NAMES
 from wannabet.script import split_sql
 from wannabet.targets import Target, redact
+from wannabet.threads import Abandoned, call_abandonable
 
 #: (status name, the driver's error code or None) of a driver exception
 Classify = Callable[[BaseException], tuple[str, str | None]]
@@ -440,26 +441,13 @@ def _within(session: DbapiSession, sql: str, timeout_s: float) -> list[list[str 
     """``session.query_text(sql)`` on a thread of its own; past ``timeout_s`` the driver's
     cancel is asked for and QueryError (code ``timeout``) raised (a driver without a cancel
     leaves its thread to end on its own)."""
-    import threading
-
-    done: list[list[list[str | None]]] = []
-    failed: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            done.append(session.query_text(sql))
-        except BaseException as exc:  # handed to the caller's thread
-            failed.append(exc)
-
-    worker = threading.Thread(target=work, name="wannabet-query", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
+    try:
+        return call_abandonable(
+            lambda: session.query_text(sql), name="wannabet-query", deadline_s=timeout_s
+        )
+    except Abandoned:
         with contextlib.suppress(Exception):
             session.cancel()
         raise QueryError(
             f"no answer within {timeout_s:g} s; the statement was cancelled", code="timeout"
-        )
-    if failed:
-        raise failed[0]
-    return done[0]
+        ) from None

@@ -36,7 +36,6 @@ import math
 import os
 import re
 import socket
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -56,6 +55,7 @@ from wannabet.engine.native import NativeEngine
 from wannabet.errors import ConnectError, MissingExtra, TargetError
 from wannabet.store.summaries import merge
 from wannabet.targets import Target
+from wannabet.threads import Abandoned, call_abandonable
 
 __all__ = ["ClockOffset", "DistributedEngine", "GeneratorInfo", "split"]
 
@@ -276,24 +276,21 @@ class DistributedEngine:
                     f"cannot reach the Ray cluster at {address}"
                     f" ({exc.strerror or type(exc).__name__}); {fix}"
                 ) from None
-        failed: list[BaseException] = []
-
-        def init() -> None:
-            try:
-                self._ray.init(address=address, log_to_driver=False, configure_logging=False)
-            except BaseException as exc:  # reported on the caller's thread
-                failed.append(exc)
-
-        thread = threading.Thread(target=init, name="wannabet-ray-init", daemon=True)
-        thread.start()
-        thread.join(CONNECT_S)
-        if thread.is_alive():
+        try:
+            call_abandonable(
+                lambda: self._ray.init(
+                    address=address, log_to_driver=False, configure_logging=False
+                ),
+                name="wannabet-ray-init",
+                deadline_s=CONNECT_S,
+            )
+        except Abandoned:
             raise ConnectError(
                 f"the Ray cluster at {address} did not answer within {CONNECT_S:g} s; {fix}"
-            )
-        if failed:
+            ) from None
+        except Exception as exc:
             raise ConnectError(
-                f"cannot connect to the Ray cluster at {address} ({_first_line(failed[0])}); {fix}"
+                f"cannot connect to the Ray cluster at {address} ({_first_line(exc)}); {fix}"
             ) from None
 
     # -- the engine contract, central parts ------------------------------------------------------

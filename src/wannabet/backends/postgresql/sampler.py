@@ -51,6 +51,7 @@ from wannabet.samplers.base import Interrupted, Sampler, Section, StatsWarning, 
 from wannabet.samplers.perf import ProfiledProcesses
 from wannabet.samplers.process import allowed_cores
 from wannabet.targets import Target, redact
+from wannabet.threads import Abandoned, call_abandonable
 
 if TYPE_CHECKING:
     from wannabet.samplers.options import StatsOptions
@@ -270,35 +271,16 @@ class PostgresSampler:
         if not grace_s and self._interrupted():
             raise ConnectError(f"{what} was {_CUT}")
         began = time.monotonic()
-        lock = threading.Lock()
-        done = threading.Event()
-        outcome: list[Any] = []  # [result] or [None, exception]
-        abandoned = False
-
-        def work() -> None:
-            try:
-                got: list[Any] = [call()]
-            except BaseException as exc:  # handed to the caller's thread
-                got = [None, exc]
-            with lock:
-                if abandoned:
-                    if len(got) == 1:
-                        with contextlib.suppress(Exception):
-                            discard(got[0])
-                    return
-                outcome.extend(got)
-                done.set()
-
-        threading.Thread(target=work, name="wannabet-stats-call", daemon=True).start()
-        while not done.wait(_INTERRUPT_POLL_S):
-            if time.monotonic() - began >= grace_s and self._interrupted():
-                with lock:
-                    if not done.is_set():
-                        abandoned = True
-                        raise ConnectError(f"{what} was {_CUT}")
-        if len(outcome) == 2:
-            raise outcome[1]
-        return outcome[0]  # type: ignore[no-any-return]
+        try:
+            return call_abandonable(
+                call,
+                name="wannabet-stats-call",
+                stop=lambda: time.monotonic() - began >= grace_s and self._interrupted(),
+                discard=discard,
+                poll_s=_INTERRUPT_POLL_S,
+            )
+        except Abandoned:
+            raise ConnectError(f"{what} was {_CUT}") from None
 
     def _poller_usable(self) -> bool:
         if self._waits is None or self._poller_failed or self._waits.closed:
