@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import logging
 import math
 import os
 import re
@@ -276,6 +277,12 @@ class DistributedEngine:
                     f"cannot reach the Ray cluster at {address}"
                     f" ({exc.strerror or type(exc).__name__}); {fix}"
                 ) from None
+        # On a thread of its own, ray.init leaves SIGTERM alone and says so on stderr: the
+        # runner handles SIGTERM itself (the run ends interrupted, its samples kept), so the
+        # warning is not the user's concern.
+        worker_log = logging.getLogger("ray._private.worker")
+        quiet = _WithoutMessage("SIGTERM handler is not set")
+        worker_log.addFilter(quiet)
         try:
             call_abandonable(
                 lambda: self._ray.init(
@@ -292,6 +299,8 @@ class DistributedEngine:
             raise ConnectError(
                 f"cannot connect to the Ray cluster at {address} ({_first_line(exc)}); {fix}"
             ) from None
+        finally:
+            worker_log.removeFilter(quiet)
 
     # -- the engine contract, central parts ------------------------------------------------------
 
@@ -719,6 +728,17 @@ def _cause(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     named = [ln for ln in lines if re.match(r"^[A-Za-z_.]+(Error|Exception): ", ln)]
     return (named[-1] if named else _first_line(exc))[:300]
+
+
+class _WithoutMessage(logging.Filter):
+    """Drops the log records whose message starts with ``prefix``."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self._prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self._prefix)
 
 
 def _first_line(exc: BaseException) -> str:
