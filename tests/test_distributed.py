@@ -343,6 +343,36 @@ def test_a_transaction_count_below_the_generators_runs_exactly_that_many(
         assert db.execute("SELECT count(*) FROM count_rows").fetchone() == (1,)
 
 
+def test_a_profile_of_an_in_process_database_on_generators_is_refused(
+    cluster: LocalRayCluster, tmp_path: Path
+) -> None:
+    # SQLite runs inside the generators' processes: a profile of this process would show the
+    # coordinator waiting, so the run is refused before it exists, in one line.
+    experiment = tmp_path / "e.toml"
+    experiment.write_text(
+        'name = "x"\n[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n'
+        '[sampling]\nsamples = 1\nduration = "0.2s"\nwarmup = "0s"\n'
+        "[distributed]\ngenerators = 2\n[profile]\nperf = true\n"
+    )
+    results = tmp_path / "r.duckdb"
+    done = wannabet(
+        "run",
+        str(experiment),
+        "-t",
+        f"sqlite:///{tmp_path / 'db.sqlite'}",
+        "-r",
+        str(results),
+        "--ray-address",
+        cluster.address,
+        child=True,  # a fresh Ray driver, as above
+    )
+    line = one_line_error(done, 8)
+    assert "SQLite" in line and "load generators" in line and "--generators" in line, line
+    if results.exists():
+        with duckdb.connect(str(results), read_only=True) as con:
+            assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
 @pytest.mark.postgres
 def test_ctrl_c_stops_every_generator_within_seconds(
     cluster: LocalRayCluster, postgres: Any, tmp_path: Path

@@ -136,6 +136,12 @@ DryRunResult = tuple[list[DryItem], list[tuple[list[DryItem], list[DryItem]]]]
 class Engine(Protocol):
     """What the runner needs from a load engine."""
 
+    @property
+    def sessions_here(self) -> bool:
+        """Whether a sample's sessions run in this process (False: on load generators); the
+        work of a database that runs inside its client (SQLite, DuckDB) is then this process's."""
+        ...
+
     def execute(self, target: Target, sql: str) -> None:
         """Run a batch of statements on one autocommit connection."""
         ...

@@ -340,6 +340,8 @@ def _translated(target: Target) -> Iterator[None]:
 class DbapiEngine:
     """The engine of targets whose backend names a DB-API driver (``Backend.driver``)."""
 
+    sessions_here = True
+
     def _session(self, target: Target) -> DbapiSession:
         with _translated(target):
             return DbapiSession(driver_of(target))

@@ -215,6 +215,8 @@ class DistributedEngine:
     hooks, queries and held sessions run here, on a local engine.
     """
 
+    sessions_here = False  # they run in the generators' processes
+
     def __init__(
         self,
         generators: int,

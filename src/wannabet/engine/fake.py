@@ -42,6 +42,10 @@ class FakeEngine:
     executed: list[str] = field(default_factory=list)
     samples_run: int = 0
 
+    @property
+    def sessions_here(self) -> bool:
+        return True
+
     def execute(self, target: Target, sql: str) -> None:
         if self.unreachable:
             raise ConnectError(f"cannot connect to {target.display}: connection refused")

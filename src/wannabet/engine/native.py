@@ -174,6 +174,8 @@ class NativeEngine:
     in this runner with the driver's connections as sessions.
     """
 
+    sessions_here = True
+
     def __init__(self) -> None:
         _check_built()
         from wannabet.engine.dbapi import DbapiEngine

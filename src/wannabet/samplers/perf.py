@@ -38,7 +38,7 @@ from pathlib import Path
 
 import psutil  # type: ignore[import-untyped]
 
-from wannabet.engine.base import SampleResult
+from wannabet.engine.base import Engine, SampleResult
 from wannabet.engine.flame import fold_perf
 from wannabet.errors import ProfileError
 from wannabet.samplers.base import Interrupted, Section, StatsWarning, never
@@ -371,6 +371,14 @@ class PerfSampler:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def this_process(what: str) -> ProfiledProcesses:
-    """The processes of a database that runs inside the engine: this one, every thread."""
+def this_process(what: str, engine: Engine) -> ProfiledProcesses:
+    """The processes of a database that runs inside the engine: this one, every thread.
+    ProfileError when the sessions run elsewhere (load generators): this process would show
+    the coordinator waiting, not the database working."""
+    if not engine.sessions_here:
+        raise ProfileError(
+            f"profiles of {what} targets are not available with load generators: {what} runs"
+            " inside the generators' processes, which perf here does not record; run without"
+            " --generators (or [distributed]) to profile it, or without --profile"
+        )
     return ProfiledProcesses((os.getpid(),), f"this process ({what} runs in the engine's threads)")

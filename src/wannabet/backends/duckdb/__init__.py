@@ -35,7 +35,7 @@ def _samplers(
 def _profiled(target: Target, engine: Engine) -> ProfiledProcesses:
     from wannabet.samplers.perf import this_process
 
-    return this_process("DuckDB")
+    return this_process("DuckDB", engine)
 
 
 def _work() -> WorkSource:

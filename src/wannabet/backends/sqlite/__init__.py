@@ -30,7 +30,7 @@ def _samplers(
 def _profiled(target: Target, engine: Engine) -> ProfiledProcesses:
     from wannabet.samplers.perf import this_process
 
-    return this_process("SQLite")
+    return this_process("SQLite", engine)
 
 
 def _work() -> WorkSource:
