@@ -422,3 +422,42 @@ def test_check_with_a_duckdb_target_prepares_every_condition(tmp_path: Path) -> 
     assert proc.returncode == 3
     errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert errors and all("nope" in ln for ln in errors), proc.stderr
+
+
+def _dry_run_after_failures(target: Target) -> None:
+    """A refused statement leaves DuckDB's transaction aborted (psycopg's alike): the items
+    after it are judged on their own, not refused for that reason."""
+    ENGINE.execute(target, "DROP TABLE IF EXISTS dry_t")
+    setup = ["CREATE TABLE dry_t (a int)", "SELECT nope_setup", "INSERT INTO dry_t VALUES (1)"]
+    conditions: list[tuple[list[str], list[tuple[str, int]]]] = [
+        (
+            ["SELECT 1", "SELECT nope_sql", "SELECT 2"],
+            [
+                ("SELECT a FROM dry_t", 0),
+                ("SELECT nope_prepared", 0),
+                ("SELECT a + 1 FROM dry_t", 0),
+            ],
+        ),
+        ([], [("SELECT a FROM dry_t WHERE a = $1", 1)]),
+    ]
+    done, out = ENGINE.dry_run(target, setup, conditions)
+    refused = [message is not None for message, _ in done]
+    assert refused == [False, True, False], done
+    assert "nope_setup" in str(done[1][0])
+    (ran, prepared), (ran2, prepared2) = out
+    assert [m is not None for m, _ in ran] == [False, True, False], ran
+    assert [m is not None for m, _ in prepared] == [False, True, False], prepared
+    assert "nope_prepared" in str(prepared[1][0])
+    assert ran2 == [] and [m for m, _ in prepared2] == [None], prepared2
+    # Rolled back: the set-up's table is not left behind.
+    assert ENGINE.query(
+        target, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'dry_t'"
+    ) == [("0",)]
+
+
+def test_a_duckdb_dry_run_goes_on_after_a_refused_statement(tmp_path: Path) -> None:
+    _dry_run_after_failures(parse_target(f"duckdb:///{tmp_path / 'dry.duckdb'}"))
+
+
+def test_a_psycopg_dry_run_goes_on_after_a_refused_statement(postgres: ThrowawayPostgres) -> None:
+    _dry_run_after_failures(parse_target(f"dbapi://psycopg?conninfo={quote(postgres.url)}"))

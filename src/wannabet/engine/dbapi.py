@@ -225,12 +225,26 @@ class DbapiSession:
             return []
         probe = f"SELECT * FROM ({sql}) wannabet_describe WHERE 1=0"
         nulls = bind(self._driver.paramstyle, [None] * n_params)
+        # Inside a transaction a failed probe aborts it (PostgreSQL, DuckDB): a savepoint, where
+        # the database has them, lets the statement itself run after it.
+        guarded = self._in_transaction and self._driver.savepoints
         with self._driver_errors():
+            if guarded:
+                self._cursor.execute("SAVEPOINT wannabet_describe")
             try:
                 self._cursor.execute(probe, nulls) if n_params else self._cursor.execute(probe)
-            except Exception:
+            except Exception as refused:
                 # Not every read can be a subquery (SHOW, duplicate column names): run it once.
-                self._cursor.execute(sql, nulls) if n_params else self._cursor.execute(sql)
+                if guarded:
+                    self._cursor.execute("ROLLBACK TO SAVEPOINT wannabet_describe")
+                try:
+                    self._cursor.execute(sql, nulls) if n_params else self._cursor.execute(sql)
+                except Exception:
+                    if guarded:
+                        raise
+                    # Without a savepoint this run may only have met the aborted transaction:
+                    # the probe's refusal is the one that names the statement's fault.
+                    raise refused from None
             names = [d[0] for d in self._cursor.description or ()]
             self._drain()
         return names
@@ -402,29 +416,58 @@ class DbapiEngine:
             parts = re.split(r"\$\d+", sql)
             return lambda: session.prepare(parts, max(n, len(parts) - 1))
 
+        # A failed statement can leave the transaction unusable (DuckDB: "Current transaction
+        # is aborted"; PostgreSQL through psycopg alike), and every later item would then be
+        # reported as refused for that reason alone. After a failure the dry run therefore starts
+        # over from what had succeeded: the set-up's statements that ran, and the condition's.
+        setup_ran: list[str] = []
+        in_condition = False
+
+        def start_over(condition_ran: list[str]) -> None:
+            if in_condition and session.savepoints:
+                attempt(ran("ROLLBACK TO SAVEPOINT wannabet_condition"))
+            else:
+                attempt(ran("ROLLBACK"))
+                attempt(ran("BEGIN"))
+                for sql in setup_ran:
+                    attempt(ran(sql))
+            for sql in condition_ran:
+                attempt(ran(sql))
+
         try:
             with _translated(target):
                 session.batch("BEGIN")
-            done = [attempt(ran(sql)) for sql in setup]
+            done: list[DryItem] = []
+            for sql in setup:
+                done.append(attempt(ran(sql)))
+                if done[-1][0] is None:
+                    setup_ran.append(sql)
+                else:
+                    start_over([])
             out = []
             for index, (sql_list, statements) in enumerate(conditions):
+                if index and not session.savepoints:
+                    start_over([])  # no savepoints: each condition on the set-up alone
+                in_condition = True
                 if session.savepoints:
                     attempt(ran("SAVEPOINT wannabet_condition"))
-                elif index:
-                    # No savepoints: the set-up again in a new transaction (its errors were
-                    # reported with the first).
-                    attempt(ran("ROLLBACK"))
-                    attempt(ran("BEGIN"))
-                    for sql in setup:
-                        attempt(ran(sql))
-                out.append(
-                    (
-                        [attempt(ran(sql)) for sql in sql_list],
-                        [attempt(prepared(st, n)) for st, n in statements],
-                    )
-                )
+                condition_ran: list[str] = []
+                sql_items: list[DryItem] = []
+                for sql in sql_list:
+                    sql_items.append(attempt(ran(sql)))
+                    if sql_items[-1][0] is None:
+                        condition_ran.append(sql)
+                    else:
+                        start_over(condition_ran)
+                prepared_items: list[DryItem] = []
+                for st, n in statements:
+                    prepared_items.append(attempt(prepared(st, n)))
+                    if prepared_items[-1][0] is not None:
+                        start_over(condition_ran)
+                out.append((sql_items, prepared_items))
                 if session.savepoints:
                     attempt(ran("ROLLBACK TO SAVEPOINT wannabet_condition"))
+                in_condition = False
             attempt(ran("ROLLBACK"))
             return done, out
         finally:
