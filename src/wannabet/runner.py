@@ -39,6 +39,7 @@ from wannabet.backends import (
     parse_target,
     password_variables,
     profiled_processes,
+    refused_in_transaction,
 )
 from wannabet.durations import duration_option
 from wannabet.engine.base import (
@@ -1963,7 +1964,7 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
             if message is None:
                 continue
             first = _first_line(setup[k - 1])
-            if _needs_its_own_transaction(message, code):
+            if refused_in_transaction(server, message, code):
                 note = f"{where}: [setup] statement {k} ({first!r}) cannot run inside the dry run's"
                 findings.append(Finding(False, note + f" transaction{on}; not checked"))
             else:
@@ -1976,7 +1977,9 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
         sql, _ = dry[index]
         ran_results, prepared = condition_results[index]
         for k, (message, code) in enumerate(ran_results):
-            if message is not None and not _needs_its_own_transaction(message, code):
+            if message is not None and not refused_in_transaction(
+                plan.targets[index], message, code
+            ):
                 what = f"{where}: SQL of condition {label} ({_first_line(sql[k])!r}) failed"
                 refused.setdefault((what, message), []).append(label)
         provided: dict[str, set[str]] = {}
@@ -2037,11 +2040,6 @@ def _copy_probes(transaction: Transaction) -> list[SqlCommand]:
 
 def _first_line(sql: str) -> str:
     return sql.strip().split("\n", 1)[0][:60]
-
-
-def _needs_its_own_transaction(message: str, code: object) -> bool:
-    """Statements a transaction block refuses (VACUUM, ALTER SYSTEM, PRAGMA journal_mode)."""
-    return code == "25001" or "within a transaction" in message or "inside a transaction" in message
 
 
 def _located(

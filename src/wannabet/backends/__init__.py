@@ -115,6 +115,11 @@ class Backend:
     #: URL says it otherwise than as :attr:`Target.path` (a DB-API module's ``database``
     #: keyword); None: :attr:`Target.path`. A run refuses a target that is its results file.
     database_file: Callable[[Target], Path | None] | None = None
+    #: ``(message, code) -> bool``: the database refused a statement only because a transaction
+    #: block was open (PostgreSQL's VACUUM, SQLite's VACUUM or PRAGMA synchronous); ``check``
+    #: reports it as not checked rather than failed, its dry run being one transaction. None:
+    #: no such refusal is known
+    refused_in_transaction: Callable[[str, object], bool] | None = None
 
 
 @cache
@@ -133,6 +138,13 @@ def database_file(target: Target) -> Path | None:
     if target.backend.database_file is not None:
         return target.backend.database_file(target)
     return target.path
+
+
+def refused_in_transaction(target: Target, message: str, code: object) -> bool:
+    """Whether ``target``'s database refused a statement only because a transaction was open
+    (:attr:`Backend.refused_in_transaction`)."""
+    known = target.backend.refused_in_transaction
+    return known is not None and known(message, code)
 
 
 def password_variables() -> frozenset[str]:

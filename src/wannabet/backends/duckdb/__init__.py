@@ -50,6 +50,12 @@ def _driver(target: Target) -> Driver:
     return driver(target)
 
 
+def _refused_in_transaction(message: str, code: object) -> bool:
+    # "Cannot CHECKPOINT: the current transaction has transaction local changes": the dry run's
+    # set-up changed something in its transaction before the CHECKPOINT.
+    return "Cannot CHECKPOINT" in message and "transaction local changes" in message
+
+
 BACKEND = Backend(
     kind=KIND,
     schemes=("duckdb",),
@@ -64,4 +70,5 @@ BACKEND = Backend(
     profiled=_profiled,
     features=frozenset({"transactional_ddl", "fetch_size"}),
     driver=_driver,
+    refused_in_transaction=_refused_in_transaction,
 )

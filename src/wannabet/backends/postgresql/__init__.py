@@ -43,6 +43,11 @@ def _work() -> WorkSource:
     return WORK
 
 
+def _refused_in_transaction(message: str, code: object) -> bool:
+    # SQLSTATE 25001, active_sql_transaction: VACUUM, ALTER SYSTEM, CREATE DATABASE, ...
+    return code == "25001"
+
+
 BACKEND = Backend(
     kind=KIND,
     schemes=("postgresql", "postgres"),
@@ -57,4 +62,5 @@ BACKEND = Backend(
     profiled=_profiled,
     password_variables=("PGPASSWORD",),
     features=frozenset({"fetch_size", "pipelines", "compound", "transactional_ddl"}),
+    refused_in_transaction=_refused_in_transaction,
 )

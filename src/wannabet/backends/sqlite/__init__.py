@@ -39,6 +39,13 @@ def _work() -> WorkSource:
     return WORK
 
 
+def _refused_in_transaction(message: str, code: object) -> bool:
+    # SQLite gives these refusals no code of their own (SQLITE_ERROR), only their text:
+    # "cannot VACUUM from within a transaction", "cannot change into wal mode from within a
+    # transaction", "Safety level may not be changed inside a transaction".
+    return "within a transaction" in message or "inside a transaction" in message
+
+
 BACKEND = Backend(
     kind=KIND,
     schemes=("sqlite",),
@@ -52,4 +59,5 @@ BACKEND = Backend(
     work=_work,
     profiled=_profiled,
     features=frozenset({"transactional_ddl"}),
+    refused_in_transaction=_refused_in_transaction,
 )
