@@ -65,6 +65,41 @@ def test_every_sample_is_stored_in_schedule_order(tmp_path: Path) -> None:
         (e.block, e.condition_index) for e in expected
     ]
     assert info.settings["schedule"] == [[e.block, e.condition_index] for e in expected]
+    assert info.schedule == [(s["block"], s["condition_id"]) for s in samples]
+
+
+def test_a_runs_rates_and_sessions_per_condition_are_read_back(tmp_path: Path) -> None:
+    text = textwrap.dedent(
+        """\
+        name = "sweep"
+        [workload]
+        sessions = 3
+        [[workload.transactions]]
+        script = "SELECT 1;"
+        [[factors]]
+        name = "load"
+        [factors.levels.closed]
+        sessions = 5
+        [factors.levels.open]
+        rate = 200
+        [sampling]
+        samples = 1
+        duration = "0.2s"
+        warmup = "0s"
+        """
+    )
+    store = Store(tmp_path / "r.duckdb")
+    outcome = run_experiment(
+        parse_experiment(text, file="sweep.toml"),
+        target=parse_target(f"sqlite:///{tmp_path}/t.db"),
+        store=store,
+        engine=FakeEngine(transactions_per_sample=10),
+    )
+    info = store.run(outcome.run_id)
+    assert dict(info.rates) == {"load=open": 200}
+    assert info.sessions_of("load=closed") == 5
+    assert info.sessions_of("load=open") == 3  # the workload's
+    assert info.sessions_of("nope") == 3
 
 
 def test_setup_and_system_sql_run_when_the_condition_changes(tmp_path: Path) -> None:

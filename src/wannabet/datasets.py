@@ -570,8 +570,8 @@ class OpenLoop:
 
 def open_loop(store: Store, run: RunInfo) -> list[OpenLoop]:
     """The open-loop conditions of ``run`` (those with a rate), in condition order."""
-    rates = (run.settings or {}).get("rates") or {}
-    if not isinstance(rates, dict) or not rates:
+    rates = run.rates
+    if not rates:
         return []
     labels = {c.condition_id: c.label for c in store.conditions(run.run_id)}
     with store.read() as con:

@@ -80,7 +80,7 @@ from wannabet.render.format import sample_name
 from wannabet.samplers import Collector, StatsOptions
 from wannabet.script import fill, split_sql
 from wannabet.spec import DEFAULT_MAX_SAMPLES, parse_record
-from wannabet.store import ConditionRow, RunInfo, SampleRow, Store, queries
+from wannabet.store import SCHEDULE_KEY, ConditionRow, RunInfo, SampleRow, Store, queries
 from wannabet.store.summaries import SampleSummaries
 from wannabet.targets import Target, redact
 from wannabet.version import tool_version
@@ -994,7 +994,7 @@ def _settings(
         "max_tries": workload.max_tries,
         "protocol": workload.protocol,
         "reconnect_s": workload.reconnect_s,
-        "schedule": [[s.block, s.condition_index] for s in plan.schedule],
+        SCHEDULE_KEY: [[s.block, s.condition_index] for s in plan.schedule],
     }
     rates = {
         c.label: rate
@@ -1104,7 +1104,7 @@ def _resume(
         if key != "until_decided" and stored.get(key) != value
     ]
     rule = fresh.get("until_decided") or {}
-    if any((stored.get("until_decided") or {}).get(k) != v for k, v in rule.items()):
+    if any((info.until_decided or {}).get(k) != v for k, v in rule.items()):
         changed.append("until_decided")
     if changed:
         raise refuse(

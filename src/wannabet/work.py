@@ -75,14 +75,10 @@ def unit_of_work_for_run(store: Store, run_id: int, unit: str = "commit") -> lis
 
 def closed_loops(info: RunInfo, labels: list[str]) -> dict[str, int]:
     """The sessions of each closed-loop condition of a run (open-loop ones are left out)."""
-    settings = info.settings or {}
-    rates = settings.get("rates") or {}
-    sessions = settings.get("sessions_by_condition") or {}
-    default = settings.get("sessions")
     out = {}
     for label in labels:
-        n = sessions.get(label, default)
-        if label not in rates and isinstance(n, int):
+        n = info.sessions_of(label)
+        if label not in info.rates and n is not None:
             out[label] = n
     return out
 

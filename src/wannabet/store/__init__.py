@@ -9,6 +9,7 @@ read queries in :mod:`~wannabet.store.queries`, and the latency formula in
 
 from wannabet.store.store import (
     DEFAULT_RESULTS,
+    SCHEDULE_KEY,
     ConditionRow,
     ConditionSummary,
     RunInfo,
@@ -18,6 +19,7 @@ from wannabet.store.store import (
 
 __all__ = [
     "DEFAULT_RESULTS",
+    "SCHEDULE_KEY",
     "ConditionRow",
     "ConditionSummary",
     "RunInfo",

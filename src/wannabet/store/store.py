@@ -41,6 +41,10 @@ _CONFIG: dict[str, str | bool | int | float | list[str]] = {
 }
 
 
+#: the key of the run order in a run's settings (:attr:`RunInfo.schedule`)
+SCHEDULE_KEY = "schedule"
+
+
 @dataclass(frozen=True, slots=True)
 class RunInfo:
     run_id: int
@@ -114,6 +118,30 @@ class RunInfo:
         false`` and a start time of 0 for every transaction; runs and other imports are timed.
         """
         return bool((self.settings or {}).get("timed", True))
+
+    @property
+    def rates(self) -> Mapping[str, float]:
+        """The open-loop rate (transactions per second) each condition asked for, by label;
+        closed-loop conditions are not in it."""
+        value = (self.settings or {}).get("rates")
+        return value if isinstance(value, Mapping) else {}
+
+    def sessions_of(self, label: str) -> int | None:
+        """The sessions condition ``label`` ran with (a level's own count in a concurrency
+        sweep, else the workload's); None when the run did not record it (imports)."""
+        settings = self.settings or {}
+        by_condition = settings.get("sessions_by_condition")
+        n = by_condition.get(label) if isinstance(by_condition, Mapping) else None
+        n = settings.get("sessions") if n is None else n
+        return n if isinstance(n, int) else None
+
+    @property
+    def schedule(self) -> list[tuple[int, int]]:
+        """The run order as ``(block, condition_id)`` pairs, sample by sample; empty for imports."""
+        value = (self.settings or {}).get(SCHEDULE_KEY) or []
+        return [
+            (int(e[0]), int(e[1])) for e in value if isinstance(e, list | tuple) and len(e) == 2
+        ]
 
     @property
     def format(self) -> str | None:

@@ -35,6 +35,7 @@ from wannabet.render.report import charts
 from wannabet.render.report.inputs import ConditionData, ReportData, ReportInput
 from wannabet.render.report.page import Chart, render_page
 from wannabet.render.summary import generator_cells, relation_sections
+from wannabet.store import SCHEDULE_KEY
 
 if TYPE_CHECKING:
     import altair as alt
@@ -296,13 +297,12 @@ def _design(inputs: ReportInput) -> list[dict[str, Any]]:
                 factors.setdefault(str(k), [])
                 if str(v) not in factors[str(k)]:
                     factors[str(k)].append(str(v))
-        settings = dict(r.settings or {})
-        schedule = settings.pop("schedule", None)
+        # The schedule is shown as blocks, not as a setting.
+        settings = {k: v for k, v in (r.settings or {}).items() if k != SCHEDULE_KEY}
         by_id = {c.condition_id: c.label for c in conds}
         blocks: dict[int, list[str]] = {}
-        for entry in schedule or []:
-            if isinstance(entry, list | tuple) and len(entry) == 2:
-                blocks.setdefault(int(entry[0]), []).append(by_id.get(int(entry[1]), str(entry[1])))
+        for block, condition_id in r.schedule:
+            blocks.setdefault(block, []).append(by_id.get(condition_id, str(condition_id)))
         out.append(
             {
                 "run": r,
