@@ -8,6 +8,7 @@ and fails with the tool's output.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -53,21 +54,39 @@ class TestGuards:
 # The rules of issue #12 that no linter knows, as scans of each source file's whole text (so a
 # statement split over lines is still seen).
 SRC = ROOT / "src" / "wannabet"
-RESULTS_TABLES = (
-    "runs|conditions|transaction_types|samples|transactions|aggregates|imports|"
-    "transaction_latency|schema_version|sample_moments|sample_statuses|sample_bins"
+# Every table and view the store creates, read from its own DDL, so a new one is guarded at once.
+RESULTS_TABLES = "|".join(
+    sorted(
+        set(
+            re.findall(
+                r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)",
+                "".join(p.read_text() for p in (SRC / "store").glob("*.py")),
+            )
+        )
+    )
 )
-# SQL keywords are written in capitals here; lower case would match prose ("from samples").
+# In capitals anywhere: lower case would match prose ("from samples").
 SQL_OVER_RESULTS = re.compile(rf"\b(FROM|JOIN|INTO|UPDATE|TABLE)\s+({RESULTS_TABLES})\b")
-# a kind (a target's, a run's) compared with a database's name: `kind == "postgresql"`
+# In any case inside a string that reads as SQL (not a docstring): `"select * from samples"`.
+SQL_STATEMENT = re.compile(r"\b(select|insert|update|delete|create|copy)\b", re.IGNORECASE)
+SQL_OVER_RESULTS_ANY_CASE = re.compile(
+    rf"\b(from|join|into|update|table)\s+({RESULTS_TABLES})\b", re.IGNORECASE
+)
+# a kind (a target's, a run's) or a URL scheme compared with a database's name: `kind ==
+# "postgresql"`, `url.scheme in ("mysql", ...)`, `case "sqlite":`, `.startswith("postgres")`
 DATABASES = "sqlite|postgresql|postgres|mysql|mariadb|duckdb|oracle|dbapi"
 KIND_COMPARISON = re.compile(
-    rf"\b\w*kind\s*(==|!=|in\b|not\s+in\b)\s*[(\[{{]?\s*[\"']({DATABASES})[\"']", re.IGNORECASE
+    rf"\b\w*(kind|scheme)\s*(==|!=|in\b|not\s+in\b)\s*[(\[{{]?\s*[\"']({DATABASES})[\"']"
+    rf"|^\s*case\s+[\"']({DATABASES})[\"']"
+    rf"|\b\w*(kind|scheme|url|target)\w*\.startswith\(\s*[(]?\s*[\"']({DATABASES})",
+    re.IGNORECASE | re.MULTILINE,
 )
-# `import wannabet._engine`, `from wannabet._engine import X`, `from wannabet import _engine, x`
+# `import wannabet._engine`, `from wannabet._engine import X`, `from wannabet import _engine, x`,
+# `importlib.import_module("wannabet._engine")`
 ENGINE_IMPORT = re.compile(
     r"^\s*(import\s+wannabet\._engine\b|from\s+wannabet\._engine\s+import\b"
-    r"|from\s+wannabet\s+import\s+\(?[^#\n]*\b_engine\b)",
+    r"|from\s+wannabet\s+import\s+\(?[^#\n]*\b_engine\b)"
+    r"|import_module\(\s*[\"']wannabet\._engine\b",
     re.MULTILINE,
 )
 
@@ -85,8 +104,46 @@ def _hits(pattern: re.Pattern[str], outside: str) -> list[str]:
     return found
 
 
+def _sql_strings(text: str) -> list[tuple[int, str]]:
+    """The string constants of a module that are not docstrings, with their lines (an
+    f-string's literal parts joined)."""
+    tree = ast.parse(text)
+    docstrings = set()  # and the literal parts of f-strings
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+        if isinstance(node, ast.JoinedStr):  # its parts are read with it, below
+            docstrings.update(id(v) for v in node.values)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            parts = [v.value for v in node.values if isinstance(v, ast.Constant)]
+            out.append((node.lineno, " ? ".join(str(p) for p in parts)))
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            out.append((node.lineno, node.value))
+    return out
+
+
+def _sql_hits_in_any_case(outside: str) -> list[str]:
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        if SRC / outside in path.parents:
+            continue
+        for line, string in _sql_strings(path.read_text()):
+            m = SQL_OVER_RESULTS_ANY_CASE.search(string)
+            if m and SQL_STATEMENT.search(string):
+                found.append(f"{path.relative_to(ROOT)}:{line}: {' '.join(m.group(0).split())}")
+    return found
+
+
 def test_sql_over_the_results_tables_lives_in_the_store() -> None:
-    hits = _hits(SQL_OVER_RESULTS, outside="store")
+    hits = _hits(SQL_OVER_RESULTS, outside="store") + _sql_hits_in_any_case(outside="store")
     assert not hits, "move these queries into wannabet.store:\n" + "\n".join(hits)
 
 
@@ -109,7 +166,25 @@ def test_the_guards_see_what_they_guard() -> None:
     assert _hits(SQL_OVER_RESULTS, outside="engine")  # the store's own queries
     assert SQL_OVER_RESULTS.search('"SELECT count(*)\n    FROM\n  samples WHERE run_id = ?"')
     assert not SQL_OVER_RESULTS.search("the mean of the values from samples of one condition")
+    assert {"profiles", "sample_results", "samples", "transaction_latency"} <= set(
+        RESULTS_TABLES.split("|")
+    )
+    module = (
+        '"""Reads samples from the store: select ... from samples."""\n'
+        'Q = "select count(*) from samples where run_id = ?"\n'
+        'P = f"select * from profiles where run_id = {run}"\n'
+        'NOTE = "the mean of the values from samples"\n'
+    )
+    found = [
+        (line, s)
+        for line, s in _sql_strings(module)
+        if SQL_OVER_RESULTS_ANY_CASE.search(s) and SQL_STATEMENT.search(s)
+    ]
+    assert [line for line, _ in found] == [2, 3], found  # not the docstring, not the prose
     assert KIND_COMPARISON.search('if target.kind == "postgresql":')
+    assert KIND_COMPARISON.search('if url.scheme in ("mysql", "mariadb"):')
+    assert KIND_COMPARISON.search('    match kind:\n        case "sqlite":')
+    assert KIND_COMPARISON.search('if target_url.startswith("postgres"):')
     assert KIND_COMPARISON.search("if run.target_kind in ('sqlite', 'duckdb'):")
     assert _hits(ENGINE_IMPORT, outside="store")  # the engine package's own imports
     for form in (
@@ -117,5 +192,6 @@ def test_the_guards_see_what_they_guard() -> None:
         "from wannabet._engine import WaitCounts",
         "from wannabet import _engine",
         "from wannabet import version, _engine",
+        'native = importlib.import_module("wannabet._engine")',
     ):
         assert ENGINE_IMPORT.search(form), form
