@@ -108,14 +108,14 @@ def _sql_strings(text: str) -> list[tuple[int, str]]:
     """The string constants of a module that are not docstrings, with their lines (an
     f-string's literal parts joined)."""
     tree = ast.parse(text)
-    docstrings = set()  # and the literal parts of f-strings
+    skipped = set()  # docstrings, and the literal parts of f-strings
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                docstrings.add(id(body[0].value))
+                skipped.add(id(body[0].value))
         if isinstance(node, ast.JoinedStr):  # its parts are read with it, below
-            docstrings.update(id(v) for v in node.values)
+            skipped.update(id(v) for v in node.values)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
@@ -124,7 +124,7 @@ def _sql_strings(text: str) -> list[tuple[int, str]]:
         elif (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
-            and id(node) not in docstrings
+            and id(node) not in skipped
         ):
             out.append((node.lineno, node.value))
     return out
