@@ -54,6 +54,7 @@ from wannabet.engine.base import (
 )
 from wannabet.engine.native import NativeEngine
 from wannabet.errors import ConnectError, MissingExtra, TargetError
+from wannabet.model import START_TOLERANCE_S
 from wannabet.store.summaries import merge
 from wannabet.targets import Target
 from wannabet.threads import Abandoned, call_abandonable
@@ -66,8 +67,6 @@ GENERATOR_RESOURCE = "wannabet_generator"
 #: how far ahead of now a sample's start instant is set: time for the request to reach every
 #: generator (a Ray call takes about a millisecond here; a remote cluster, tens)
 START_LEAD_S = 0.5
-#: generators that start further apart than this make their sample degraded
-START_TOLERANCE_S = 0.05
 #: round trips per clock reading; the shortest is used
 CLOCK_ROUNDS = 7
 #: beyond the sample's own length (and deadline and grace), how long a generator may take to
