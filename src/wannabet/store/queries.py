@@ -399,22 +399,34 @@ def sample_bins(
     include_warmup: bool = False,
 ) -> SampleBins:
     """Each sample's latency histogram (successful transactions), one type or all merged."""
-    rows = con.execute(
-        f"""
-        SELECT b.sample_id, b.lo_ns, b.hi_ns, sum(b.count)::BIGINT AS count
-        FROM sample_bins b JOIN samples s USING (run_id, sample_id)
-        WHERE b.run_id = ? AND {ANALYSED} {_summary_filter(txn_type, include_warmup, "b")}
-        GROUP BY b.sample_id, b.lo_ns, b.hi_ns
-        ORDER BY b.sample_id, b.lo_ns
-        """,
-        [run_id],
-    ).fetchnumpy()
+    rows = _bins_by(con, run_id, "b.sample_id", txn_type, include_warmup)
     return SampleBins(
-        sample_id=_int64(rows, "sample_id"),
+        sample_id=_int64(rows, "key"),
         lo_ns=_int64(rows, "lo_ns"),
         hi_ns=_int64(rows, "hi_ns"),
         count=_int64(rows, "count"),
     )
+
+
+def _bins_by(
+    con: duckdb.DuckDBPyConnection,
+    run_id: int,
+    key: str,
+    txn_type: int | None,
+    include_warmup: bool,
+) -> dict[str, np.ndarray]:
+    """The analysed samples' latency bins summed per ``key`` (a column: ``b.sample_id``,
+    ``s.condition_id``) and bin, ordered by key and bin."""
+    return con.execute(
+        f"""
+        SELECT {key} AS key, b.lo_ns, b.hi_ns, sum(b.count)::BIGINT AS count
+        FROM sample_bins b JOIN samples s USING (run_id, sample_id)
+        WHERE b.run_id = ? AND {ANALYSED} {_summary_filter(txn_type, include_warmup, "b")}
+        GROUP BY {key}, b.lo_ns, b.hi_ns
+        ORDER BY {key}, b.lo_ns
+        """,
+        [run_id],
+    ).fetchnumpy()
 
 
 def histograms_by_sample(bins: SampleBins) -> dict[int, histogram.Histogram]:
@@ -449,18 +461,9 @@ def condition_bins(
     include_warmup: bool = False,
 ) -> ConditionBins:
     """Each condition's latency histogram: its samples' bins merged in DuckDB (``GROUP BY``)."""
-    rows = con.execute(
-        f"""
-        SELECT s.condition_id, b.lo_ns, b.hi_ns, sum(b.count)::BIGINT AS count
-        FROM sample_bins b JOIN samples s USING (run_id, sample_id)
-        WHERE b.run_id = ? AND {ANALYSED} {_summary_filter(txn_type, include_warmup, "b")}
-        GROUP BY s.condition_id, b.lo_ns, b.hi_ns
-        ORDER BY s.condition_id, b.lo_ns
-        """,
-        [run_id],
-    ).fetchnumpy()
+    rows = _bins_by(con, run_id, "s.condition_id", txn_type, include_warmup)
     return ConditionBins(
-        condition_id=_int64(rows, "condition_id"),
+        condition_id=_int64(rows, "key"),
         lo_ns=_int64(rows, "lo_ns"),
         hi_ns=_int64(rows, "hi_ns"),
         count=_int64(rows, "count"),
