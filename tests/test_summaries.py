@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from wannabet.analysis import histogram
 from wannabet.backends import parse_target
+from wannabet.datasets import load_type_summaries
 from wannabet.engine import NativeEngine
 from wannabet.errors import StoreError
 from wannabet.model import STATUS_NAMES
@@ -682,3 +683,30 @@ def test_a_nan_log_sum_stays_nan_and_an_unknown_one_is_nan(tmp_path: Path) -> No
     assert merged.count[0] == 5 and both.count[0] == 6
     assert merged.sum_ms[0] == pytest.approx(0.1 + 0.2 + 5.5)
     assert (both.min_ns[0], both.max_ns[0]) == (0, 7_250_000)
+
+
+def test_no_percentile_is_shown_above_the_maximum_beside_it(tmp_path: Path) -> None:
+    # Every latency 9.97 ms, near the bottom of its bin [9,961,472, 10,027,007] ns, whose
+    # midpoint (9.994 ms) lies above them all: the p99 shown is the maximum, not the midpoint.
+    store = Store(tmp_path / "r.duckdb")
+    run_id = make_run(store)
+    for sid, condition in ((0, 0), (1, 1)):
+        cols = columns(400, seed=sid)
+        cols["status"][:] = 0
+        cols["end_ns"] = cols["intended_start_ns"] + 9_970_000
+        store.add_sample(run_id, row(sid, condition), cols)
+    with store.read() as con:
+        table = queries.sample_summary(con, run_id)
+    for name in ("p50_ms", "p95_ms", "p99_ms"):
+        assert (
+            table.column(name).to_pylist()
+            == table.column("max_ms").to_pylist()
+            == [
+                9.97,
+                9.97,
+            ]
+        ), name
+    per_type = load_type_summaries(store, store.run(run_id))
+    assert per_type
+    for s in per_type:
+        assert s.latency_ms["p99"] == s.latency_ms["max"] == 9.97, s

@@ -464,13 +464,18 @@ def load_type_summaries(
             latency: dict[str, float | None] = dict.fromkeys(("mean", "p50", "p95", "p99", "max"))
             if n_ok > 0:
                 h = queries.condition_histogram(bins, c.condition_id)
-                p50, p95, p99 = (histogram.quantiles(h, [0.5, 0.95, 0.99]) / 1e6).tolist()
+                low = float(np.asarray(moments.min_ns, dtype=np.float64)[m].min())
+                high = float(np.asarray(moments.max_ns, dtype=np.float64)[m].max())
+                # NULL extremes (an import that kept none) read as 0: no bound then.
+                extremes = (low, high) if high > 0 else None
+                qs = histogram.quantiles(h, [0.5, 0.95, 0.99], extremes=extremes) / 1e6
+                p50, p95, p99 = qs.tolist()
                 latency = {
                     "mean": float(np.asarray(moments.sum_ms, dtype=np.float64)[m].sum()) / n_ok,
                     "p50": p50,
                     "p95": p95,
                     "p99": p99,
-                    "max": float(np.asarray(moments.max_ns, dtype=np.float64)[m].max()) / 1e6,
+                    "max": high / 1e6,
                 }
             window = windows.get(c.condition_id, 0.0)
             out.append(

@@ -150,6 +150,30 @@ def test_a_quantile_is_the_midpoint_of_the_bin_holding_the_exact_one(values, q) 
     assert quantile(h, q) == midpoints(h)[i]
 
 
+@SETTINGS
+@given(st.lists(latency, min_size=1, max_size=300), st.floats(0, 1))
+def test_with_the_extremes_a_quantile_stays_between_them_and_nearer_the_exact_one(
+    values, q
+) -> None:
+    v = u64(values)
+    h = from_values(v)
+    lo, hi = float(v.min()), float(v.max())
+    exact = float(exact_quantiles(v, q))
+    bounded = float(quantiles(h, [q], extremes=(lo, hi))[0])
+    assert lo <= bounded <= hi
+    assert bounded == min(max(quantile(h, q), lo), hi)
+    assert abs(bounded - exact) <= abs(quantile(h, q) - exact)
+
+
+def test_a_p99_above_the_maximum_is_brought_down_to_it() -> None:
+    # Every value near the bottom of its bin, [9,961,472, 10,027,007] ns: the midpoint lies
+    # past them all.
+    v = u64([9_970_000] * 100)
+    h = from_values(v)
+    assert quantile(h, 0.99) > 9_970_000
+    assert quantiles(h, [0.99], extremes=(9_970_000, 9_970_000))[0] == 9_970_000
+
+
 def _lognormal(rng):
     return rng.lognormal(np.log(1e6), 1.0, 200_000)
 

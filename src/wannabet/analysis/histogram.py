@@ -289,7 +289,9 @@ def mean_bounds(h: Histogram) -> tuple[float, float]:
     )
 
 
-def quantiles(h: Histogram, qs: ArrayLike) -> NDArray[np.float64]:
+def quantiles(
+    h: Histogram, qs: ArrayLike, *, extremes: tuple[float, float] | None = None
+) -> NDArray[np.float64]:
     """Quantiles of the values, each reported as the midpoint of the bin it falls in.
 
     The rank rule is the inverse of the empirical CDF (Hyndman and Fan's definition 1 [2]_,
@@ -305,6 +307,11 @@ def quantiles(h: Histogram, qs: ArrayLike) -> NDArray[np.float64]:
         A histogram holding at least one value.
     qs : array_like of float
         Probabilities in ``[0, 1]``.
+    extremes : (float, float), optional
+        The smallest and largest value, when known (a sample's ``min_ns`` and ``max_ns``): no
+        quantile is reported outside them. A bin's midpoint may lie past the largest value in
+        it, and a p99 above the maximum printed beside it reads as a contradiction; the exact
+        order statistic lies between the extremes, so clipping only brings the figure closer.
 
     Returns
     -------
@@ -328,6 +335,8 @@ def quantiles(h: Histogram, qs: ArrayLike) -> NDArray[np.float64]:
     cumulative = np.cumsum(h.count, dtype=np.uint64)
     bins = np.searchsorted(cumulative, index + np.uint64(1), side="left")
     result: NDArray[np.float64] = midpoints(h)[bins]
+    if extremes is not None:
+        result = np.clip(result, extremes[0], extremes[1])
     return result
 
 

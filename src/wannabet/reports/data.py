@@ -298,8 +298,14 @@ def _five(qs: Sequence[float]) -> tuple[float, float, float, float, float]:
     return cast("tuple[float, float, float, float, float]", tuple(float(q) for q in qs))
 
 
-def _quantiles(h: histogram.Histogram) -> Quantiles:
-    return Quantiles(histogram.count(h), _five((histogram.quantiles(h, QUANTILES) / 1e6).tolist()))
+def _quantiles(h: histogram.Histogram, extremes_ms: tuple[float, float] | None) -> Quantiles:
+    """The report's quantiles of ``h``, never outside the condition's extremes when known."""
+    # NULL extremes (an import that kept none) read as 0: no bound then.
+    ns = None
+    if extremes_ms is not None and extremes_ms[1] > 0:
+        ns = (extremes_ms[0] * 1e6, extremes_ms[1] * 1e6)
+    qs = histogram.quantiles(h, QUANTILES, extremes=ns) / 1e6
+    return Quantiles(histogram.count(h), _five(qs.tolist()))
 
 
 def _binned(mids_ms: np.ndarray, counts: np.ndarray, lo: float, width: float, n: int) -> np.ndarray:
@@ -371,7 +377,7 @@ def _latency(
         log_density=density,
         kde_n=int(sub.size),
         kde_bandwidth=bandwidth,
-        quantiles=_quantiles(h),
+        quantiles=_quantiles(h, summ.extremes.get(cid)),
         min_ms=low,
         max_ms=high,
         by_session=by_session,

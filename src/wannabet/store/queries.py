@@ -581,16 +581,20 @@ def sample_summary(con: duckdb.DuckDBPyConnection, run_id: int) -> pa.Table:
     var = np.maximum(sumsq_ms - sum_ms * mean, 0.0) / np.maximum(n - 1, 1)
     quantiles = np.full((len(ids), len(SUMMARY_QUANTILES)), np.nan)
     hists = histograms_by_sample(sample_bins(con, run_id))
+    low, high = pick(m.min_ns), pick(m.max_ns)
     for i, sid in enumerate(ids):
         h = hists.get(sid)
         if h is not None and histogram.count(h) > 0:
-            quantiles[i] = histogram.quantiles(h, [q for _, q in SUMMARY_QUANTILES]) / 1e6
+            # NULL extremes (an import that kept none) read as 0: no bound then.
+            extremes = (float(low[i]), float(high[i])) if known[i] and high[i] > 0 else None
+            qs = [q for _, q in SUMMARY_QUANTILES]
+            quantiles[i] = histogram.quantiles(h, qs, extremes=extremes) / 1e6
     figures = {
         "mean_ms": (mean, known),
         "sd_ms": (np.sqrt(var), known & (n > 1)),
-        "min_ms": (pick(m.min_ns) / 1e6, known),
+        "min_ms": (low / 1e6, known),
         **{name: (quantiles[:, j], known) for j, (name, _) in enumerate(SUMMARY_QUANTILES)},
-        "max_ms": (pick(m.max_ns) / 1e6, known),
+        "max_ms": (high / 1e6, known),
     }
     table = table.append_column("latency_count", pa.array(n, mask=~known, type=pa.int64()))
     for name, (values, valid) in figures.items():
