@@ -12,10 +12,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from conftest import throwaway_postgres
+from wannabet.store import Store
 from wannabet.testing import ThrowawayPostgres
 from wannabet.testing.cli import wannabet
 
@@ -42,6 +44,33 @@ LEVELS = {f"platform={p},io={io}" for p in ("a", "b") for io in ("logical", "phy
 def _replace_once(text: str, old: str, new: str) -> str:
     assert text.count(old) == 1, f"{old!r} is not in the example once"
     return text.replace(old, new)
+
+
+def _assert_the_platforms_ran_on_their_own_servers(
+    results: Path, big: ThrowawayPostgres, small: ThrowawayPostgres
+) -> None:
+    """The entry's comparison of two platforms means something only if each level of
+    `platform` ran on its own server: the run's stored settings say where each condition ran,
+    and its environment which server (with its shared_buffers) the conditions found there."""
+    run = Store(results, read_only=True).run()
+    where = run.settings.get("targets") or {}
+    assert set(where) == LEVELS, where  # no per-condition targets: every level ran on one server
+    port = {label: urlsplit(url).port for label, url in where.items()}
+    assert {port[f"platform=a,io={io}"] for io in ("logical", "physical")} == {big.port}, port
+    assert {port[f"platform=b,io={io}"] for io in ("logical", "physical")} == {small.port}, port
+    # The environment holds the run's first server's settings, and each other server's with
+    # the conditions that ran on it: b's are the 16 MB server's, a's the suite server's.
+    environment = run.environment
+    shared_buffers = {label: environment["server_settings"]["shared_buffers"] for label in LEVELS}
+    for other in environment.get("targets", []):
+        for label in other["conditions"]:
+            shared_buffers[label] = other["server_settings"]["shared_buffers"]
+    small_pages = "2048 8kB"  # 16 MB in 8 kB pages, as pg_settings gives it
+    assert {shared_buffers[f"platform=b,io={io}"] for io in ("logical", "physical")} == {
+        small_pages
+    }, shared_buffers
+    a_buffers = {shared_buffers[f"platform=a,io={io}"] for io in ("logical", "physical")}
+    assert len(a_buffers) == 1 and small_pages not in a_buffers, shared_buffers
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +106,7 @@ def test_two_platforms_two_workloads_deviation_per_period_and_session(
         "0.2s",
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    _assert_the_platforms_ran_on_their_own_servers(results, postgres, small_buffers)
 
     compare = wannabet("compare", "-r", str(results), "--format", "json")
     assert compare.returncode == 0, compare.stderr
