@@ -118,8 +118,8 @@ def test_every_sample_has_the_clients_peak_memory(run: Path) -> None:
     # The engine hands each row on as it arrives and keeps none, so the fetch size does not
     # change the client's memory: a read all at once (24 MB here) peaks no higher than one of
     # 10 rows at a time, within the process's own variation. The run's first sample is left
-    # out: the process itself still grows in it (the full form: 142 MB in its first sample, 191
-    # to 196 MB in all others; the condition means of those within 0.4 MB of each other).
+    # out: the process itself still grows in it (the full form: 142.3 MiB in its first sample, 191
+    # to 196 MiB in all others; the condition means of those within 0.4 MiB of each other).
     by_size = {
         label: mean(v for position, v in values.items() if position > 0)
         for label, values in peaks.items()
