@@ -188,3 +188,54 @@ def test_counts_have_thousands_separators_as_tps_does(
     assert big, rows
     for row in big:
         assert f"{row['transactions']:,}" in shown
+
+
+def test_check_experiment_returns_what_check_prints(tmp_path: Path) -> None:
+    """``wannabet check`` is ``api.check_experiment`` plus printing: the file's errors, the
+    counts of its ok line and the target's refusals come back as one object."""
+    from wannabet.api import check_experiment
+    from wannabet.errors import SpecError
+
+    good = tmp_path / "e.toml"
+    good.write_text(EXPERIMENT)
+    found = check_experiment(good)
+    assert found.ok and not found.on_target and found.findings == ()
+    assert (found.conditions, found.samples, found.transaction_types) == (2, 3, 2)
+    assert not found.until_decided
+    ok = CliRunner().invoke(app, ["check", str(good)])
+    assert ok.exit_code == 0
+    # (The console may wrap a long path.)
+    assert " ".join(ok.stdout.split()) == (
+        f"ok: {good}: 2 conditions, 3 samples each, 2 transaction types"
+    )
+    # Every mistake of the file, in file order, and nothing else checked.
+    broken = tmp_path / "broken.toml"
+    broken.write_text(
+        EXPERIMENT.replace("sessions = 1", "sessions = 0").replace(
+            '"UPDATE t SET v = v + 1 WHERE id = 1;"', '"\\\\sett x 1"'
+        )
+    )
+    found = check_experiment(broken)
+    assert not found.ok and found.conditions == 0
+    assert [e.key for e in found.errors] == ["workload.sessions", "workload.transactions[0].script"]
+    assert all(isinstance(e, SpecError) for e in found.errors)
+    # What every target refuses (a pipeline under the simple protocol) without a target...
+    piped = tmp_path / "piped.toml"
+    piped.write_text(
+        EXPERIMENT.replace("sessions = 1", 'sessions = 1\nprotocol = "simple"').replace(
+            '"SELECT v FROM t WHERE id = 1;"',
+            "'''\n\\startpipeline\nSELECT v FROM t WHERE id = 1;\n\\endpipeline\n'''",
+        )
+    )
+    (refused,) = check_experiment(piped).errors
+    assert "\\startpipeline" in str(refused) and "protocol" in str(refused)
+    # ... and, with one, the dry run: every statement prepared, a refusal with its line.
+    target = f"sqlite:///{tmp_path / 'dry.db'}"
+    found = check_experiment(good, target=target)
+    assert found.ok and found.on_target and found.statements == 4 and found.unchecked == 0
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(EXPERIMENT.replace("SELECT v FROM", "SELECT w FROM"))
+    found = check_experiment(wrong, target=target)
+    assert not found.ok and found.errors == ()
+    (error,) = found.refused
+    assert f"{wrong}:12:" in error.message and "no such column: w" in error.message

@@ -33,13 +33,15 @@ if TYPE_CHECKING:
     from wannabet.analysis.planning import Pilot
     from wannabet.analysis.planning import Plan as PlanResult
     from wannabet.documents import ComparisonDocument
+    from wannabet.errors import SpecError
     from wannabet.model import Experiment
     from wannabet.profiling import RunProfiles
     from wannabet.render.report import Report as BuiltReport
     from wannabet.reports import RunSummary
-    from wannabet.runner import RunObserver, RunSetup, RunWarning
+    from wannabet.runner import Finding, RunObserver, RunSetup, RunWarning
 
 __all__ = [
+    "CheckResult",
     "Comparison",
     "Outcome",
     "Plan",
@@ -49,6 +51,7 @@ __all__ = [
     "Run",
     "Summary",
     "Table",
+    "check_experiment",
     "open_results",
     "prepare_experiment",
     "run_experiment",
@@ -545,6 +548,98 @@ def open_results(path: str | Path = DEFAULT_RESULTS, *, include_degraded: bool =
 
         raise StoreError(f"{path}: no such results file; run an experiment first")
     return Results(path, include_degraded=include_degraded)
+
+
+# -- checking -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What ``wannabet check`` found in an experiment file.
+
+    ``errors`` are the file's mistakes (every one, in file order), or, when the file is valid
+    and no target was given, what every target would refuse (a pipeline under the simple
+    protocol, ...); with errors the rest was not checked and the counts are 0. ``findings`` are
+    the target's (``target=``): refusals (``error``) and notes on what it could not check.
+    """
+
+    file: Path
+    errors: tuple[SpecError, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    #: whether the statements were prepared against a target (a dry run)
+    on_target: bool = False
+    conditions: int = 0
+    #: samples per condition (at most, with ``until_decided``)
+    samples: int = 0
+    until_decided: bool = False
+    transaction_types: int = 0
+    #: the statements of every condition's transactions, counted once per condition
+    statements: int = 0
+
+    @property
+    def refused(self) -> list[Finding]:
+        """The target's refusals: the findings that are errors."""
+        return [f for f in self.findings if f.error]
+
+    @property
+    def unchecked(self) -> int:
+        """How many notes say that a statement could not be checked on the target."""
+        return sum(f.unchecked for f in self.findings)
+
+    @property
+    def ok(self) -> bool:
+        """No error in the file and no refusal from the target."""
+        return not self.errors and not self.refused
+
+
+def check_experiment(file: str | Path, *, target: str | None = None) -> CheckResult:
+    """``wannabet check``: every error of an experiment file, not just the first; with
+    ``target`` (a URL), every statement of every condition also prepared there after the set-up
+    and the condition's SQL, in a transaction that is rolled back (nothing runs, nothing is
+    kept).
+
+    Mistakes are returned, not raised (:class:`CheckResult`); a bad ``target`` URL or a target
+    that cannot be reached raises, as ``run`` would.
+    """
+    from wannabet import design
+    from wannabet.backends import parse_target
+    from wannabet.engine import NativeEngine
+    from wannabet.runner import dry_run_experiment, protocol_errors
+    from wannabet.spec import check_file, load_experiment
+
+    path = Path(file)
+    errors = check_file(path)
+    if errors:
+        return CheckResult(path, errors=tuple(errors))
+    experiment = load_experiment(path)
+    if target is None:
+        # What run refuses on every target; with a target the dry run says it.
+        errors = protocol_errors(experiment)
+        if errors:
+            return CheckResult(path, errors=tuple(errors))
+    conditions = design.conditions(experiment.factors)
+    ran = [c.transactions or experiment.workload.transactions for c in conditions]
+    findings = (
+        ()
+        if target is None
+        else tuple(
+            dry_run_experiment(
+                experiment,
+                parse_target(target, key="--target", file="command line"),
+                NativeEngine(),
+            )
+        )
+    )
+    return CheckResult(
+        path,
+        findings=findings,
+        on_target=target is not None,
+        conditions=len(conditions),
+        samples=experiment.sampling.samples,
+        until_decided=experiment.sampling.until_decided,
+        transaction_types=len({t.name for transactions in ran for t in transactions}),
+        statements=sum(len(t.script.statements) for transactions in ran for t in transactions),
+    )
 
 
 # -- running --------------------------------------------------------------------------------------

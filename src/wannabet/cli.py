@@ -346,67 +346,39 @@ def check(
     ] = None,
 ) -> None:
     """Validate an experiment file and report every error in it, not just the first."""
-    from wannabet import design
-    from wannabet.backends import parse_target
-    from wannabet.engine import NativeEngine
-    from wannabet.runner import dry_run_experiment, protocol_errors
-    from wannabet.spec import check_file, load_experiment
+    from wannabet import api
 
-    errors = check_file(file)
-    for exc in errors:
+    checked = api.check_experiment(file, target=target)
+    for exc in checked.errors:
         err_console.print(f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True)
-    if errors:
-        err_console.print(f"{_count(len(errors), 'error')} in {markup(str(file))}", highlight=False)
+    if checked.errors:
+        err_console.print(
+            f"{_count(len(checked.errors), 'error')} in {markup(str(file))}", highlight=False
+        )
         raise typer.Exit(SpecError.exit_code)
-    experiment = load_experiment(file)
-    if target is None:
-        # What run refuses on every target; with --target the dry run says it.
-        errors = protocol_errors(experiment)
-        for exc in errors:
-            err_console.print(
-                f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True
-            )
-        if errors:
-            err_console.print(
-                f"{_count(len(errors), 'error')} in {markup(str(file))}", highlight=False
-            )
-            raise typer.Exit(SpecError.exit_code)
-    conditions = design.conditions(experiment.factors)
-    types = {t.name for c in conditions for t in c.transactions or experiment.workload.transactions}
-    checked = ""
-    if target is not None:
-        findings = dry_run_experiment(
-            experiment,
-            parse_target(target, key="--target", file="command line"),
-            NativeEngine(),
+    for finding in checked.findings:
+        label = "[red]error:[/red]" if finding.error else "[yellow]note:[/yellow]"
+        err_console.print(f"{label} {markup(finding.message)}", highlight=False, soft_wrap=True)
+    if checked.refused:
+        err_console.print(
+            f"{_count(len(checked.refused), 'error')} against the target in {markup(str(file))}",
+            highlight=False,
         )
-        for finding in findings:
-            label = "[red]error:[/red]" if finding.error else "[yellow]note:[/yellow]"
-            err_console.print(f"{label} {markup(finding.message)}", highlight=False, soft_wrap=True)
-        refused = [f for f in findings if f.error]
-        if refused:
-            err_console.print(
-                f"{_count(len(refused), 'error')} against the target in {markup(str(file))}",
-                highlight=False,
-            )
-            raise typer.Exit(QueryError.exit_code)
-        statements = sum(
-            len(t.script.statements)
-            for c in conditions
-            for t in c.transactions or experiment.workload.transactions
-        )
-        unchecked = sum(f.unchecked for f in findings)
-        checked = (
-            f"; the target prepared all {_count(statements, 'statement')}"
-            if not unchecked
-            else f"; {_count(statements, 'statement')} tried on the target,"
-            f" {_count(unchecked, 'note')} above on what it could not check"
+        raise typer.Exit(QueryError.exit_code)
+    on_target = ""
+    if checked.on_target:
+        statements = _count(checked.statements, "statement")
+        on_target = (
+            f"; the target prepared all {statements}"
+            if not checked.unchecked
+            else f"; {statements} tried on the target,"
+            f" {_count(checked.unchecked, 'note')} above on what it could not check"
         )
     console.print(
-        f"ok: {markup(str(file))}: {_count(len(conditions), 'condition')},"
-        f" {_count(experiment.sampling.samples, 'sample')} each"
-        f"{' at most (until decided)' if experiment.sampling.until_decided else ''},"
-        f" {_count(len(types), 'transaction type')}{checked}",
+        f"ok: {markup(str(file))}: {_count(checked.conditions, 'condition')},"
+        f" {_count(checked.samples, 'sample')} each"
+        f"{' at most (until decided)' if checked.until_decided else ''},"
+        f" {_count(checked.transaction_types, 'transaction type')}{on_target}",
         highlight=False,
     )
 
