@@ -7,10 +7,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from wannabet.api import Results
+from wannabet.errors import SpecError
 from wannabet.profiling import run_profiles
 from wannabet.store import ConditionRow, SampleRow, Store
 from wannabet.testing.cli import one_line_error, wannabet_in_process
@@ -23,14 +26,14 @@ HOT = {"a": 0.05, "b": 0.40, "c": 0.40}
 SAMPLES = 6
 
 
-def profiled_run(path: Path) -> Store:
+def profiled_run(path: Path, settings: dict[str, Any] | None = None) -> Store:
     store = Store(path)
     run_id = store.create_run(
         name="profiles",
         kind="run",
         seed=1,
         target="sqlite:///x.db",
-        settings={"sessions": 1},
+        settings={"sessions": 1, **(settings or {})},
         environment={},
         conditions=[ConditionRow(i, label, {}) for i, label in enumerate(LABELS)],
         transaction_types=[("t", 1, "SELECT 1;")],
@@ -143,6 +146,53 @@ def test_options_of_the_latency_comparison_are_refused(
     done = wannabet_in_process("compare", "-r", str(results), "--profile", *args)
     line = one_line_error(done, 2)
     assert option in line and "--profile" in line, line
+
+
+def test_a_run_that_stopped_when_decided_is_judged_at_its_own_alpha(tmp_path: Path) -> None:
+    """As plain ``compare``: left out, alpha is the one the run stopped by (its ``[sampling]
+    alpha``), not 0.05; ``--alpha`` still wins."""
+    path = tmp_path / "r.duckdb"
+    rule = {"max_samples": SAMPLES, "alpha": 0.01, "rope_pct": 2.0, "stopped": "decided"}
+    profiled_run(path, {"until_decided": rule})
+
+    def alphas(*args: str) -> set[float]:
+        done = wannabet_in_process("compare", "-r", str(path), "--profile", "-f", "json", *args)
+        assert done.returncode == 0, done.stderr
+        return {d["alpha"] for d in json.loads(done.stdout)["differences"]}
+
+    assert alphas() == {0.01}
+    assert alphas("--alpha", "0.2") == {0.2}
+    plain = wannabet_in_process("compare", "-r", str(path), "-f", "json")
+    assert json.loads(plain.stdout)["alpha"] == 0.01
+    # The library call resolves it the same way.
+    found = Results(path).profiles()
+    assert {d.comparison.alpha for d in found.differences} == {0.01}
+    # A run that did not stop when decided: 0.05.
+    fixed = Results(results_of(tmp_path)).profiles()
+    assert {d.comparison.alpha for d in fixed.differences} == {0.05}
+
+
+def results_of(tmp_path: Path) -> Path:
+    path = tmp_path / "fixed.duckdb"
+    profiled_run(path)
+    return path
+
+
+def test_options_of_the_latency_comparison_are_refused_by_the_library(results: Path) -> None:
+    """``Results.profiles`` takes compare's options and refuses those that do not apply, as
+    the command line does, naming them all in the flags' order."""
+    with pytest.raises(SpecError) as refused:
+        Results(results).profiles(stat="p99", rope="5%", seed=3)
+    assert str(refused.value) == (
+        "command line: --rope: does not apply to --profile, which compares the profiles' frames"
+        " over the samples; drop --rope and --seed and --stat"
+    )
+    # Left at their defaults they are not given.
+    assert Results(results).profiles(metric="latency", seed=0, txn=(), bayes=False).pairs == (
+        "baseline"
+    )
+    with pytest.raises(TypeError, match="colour"):
+        Results(results).profiles(colour="red")
 
 
 def test_a_profiled_run_that_kept_no_profile_says_why(tmp_path: Path) -> None:

@@ -397,21 +397,30 @@ class Results:
         run_id: int | None = None,
         *,
         baseline: str | None = None,
-        alpha: float = 0.05,
+        alpha: float | None = None,
         share: str = "inclusive",
         top: int | None = 20,
         pairs: str = "baseline",
+        **options: Any,
     ) -> RunProfiles:
         """``compare --profile``: the run's CPU profiles per condition, and the frames that grew
         or shrank per pair of conditions (decided over the samples, Holm over the frames);
         ``pairs`` as in :meth:`comparisons`: "baseline", "all", "successive" or
-        "within=FACTOR".
+        "within=FACTOR". ``alpha`` not given is compare's: the one a run that stopped when
+        decided stopped by, else 0.05. ``options`` are compare's other options, which do not
+        apply here: given (not at their defaults), they are refused (SpecError).
 
         Raises AnalysisError when the run has no profiles (run it with ``--profile``).
         """
         from wannabet.profiling import run_profiles
-        from wannabet.verdicts import check_pairs_option, condition_levels
+        from wannabet.verdicts import (
+            check_pairs_option,
+            check_profile_options,
+            condition_levels,
+            resolve_alpha,
+        )
 
+        check_profile_options(**options)
         check_pairs_option(pairs)
         info = self.store.run(run_id)
         condition_levels(self.store, [info], pairs)  # a FACTOR the run lacks: one line, exit 2
@@ -422,7 +431,7 @@ class Results:
             self.store,
             info.run_id,
             baseline=baseline,
-            alpha=alpha,
+            alpha=resolve_alpha(self.store, [info.run_id], alpha),
             share=chosen,
             top=top,
             pairs=pairs,

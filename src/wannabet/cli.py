@@ -984,35 +984,28 @@ def compare(
     from wannabet.render import compare as render
 
     if profile:
-        # Options of the latency comparison would be silently ignored: refuse them instead.
-        ignored = [
-            key
-            for key, given in (
-                ("--metric", metric is not Metric.latency),
-                ("--level", level is not Level.sample),
-                ("--rope", rope is not None),
-                ("--seed", seed != 0),
-                ("--include-warmup", include_warmup),
-                ("--bayes", bayes),
-                ("--bayes-model", bayes_model is not None),
-                ("--hdi", hdi is not None),
-                ("--prior-cv", prior_cv is not None),
-                ("--prior-mean", prior_mean is not None),
-                ("--prior-sd-max", prior_sd_max is not None),
-                ("--txn", bool(txn)),
-                ("--stat", stat is not None),
-            )
-            if given
-        ]
-        if ignored:
-            raise SpecError(
-                f"does not apply to --profile, which compares the profiles' frames over the"
-                f" samples; drop {' and '.join(ignored)}",
-                key=ignored[0],
-                file="command line",
-            )
         _compare_profiles(
-            results, run_ids, baseline, alpha or 0.05, output, include_degraded, pairs
+            results,
+            run_ids,
+            output,
+            include_degraded,
+            baseline=baseline,
+            alpha=alpha,
+            pairs=pairs,
+            # Not for the profiles: the library refuses them rather than ignore them.
+            metric=metric.value,
+            level=level.value,
+            rope=rope,
+            seed=seed,
+            include_warmup=include_warmup,
+            bayes=bayes,
+            bayes_model=None if bayes_model is None else bayes_model.value,
+            hdi_prob=hdi,
+            prior_cv=prior_cv,
+            prior_mean=prior_mean,
+            prior_sd_max=prior_sd_max,
+            txn=txn or (),
+            stat=stat,
         )
         return
     found = api.Results(results, include_degraded=include_degraded).comparisons(
@@ -1052,13 +1045,12 @@ def compare(
 def _compare_profiles(
     results: Path,
     run_ids: list[int] | None,
-    baseline: str | None,
-    alpha: float,
     output: Format,
     include_degraded: bool,
-    pairs: str,
+    **options: Any,
 ) -> None:
-    """``compare --profile``: the frames that grew or shrank, as a table or JSON."""
+    """``compare --profile``: the frames that grew or shrank, as a table or JSON; ``options``
+    are compare's, for :meth:`wannabet.api.Results.profiles`."""
     from wannabet import api
     from wannabet.render.profiles import profile_markdown, profile_tables
 
@@ -1069,7 +1061,7 @@ def _compare_profiles(
             file="command line",
         )
     found = api.Results(results, include_degraded=include_degraded).profiles(
-        run_ids[0] if run_ids else None, baseline=baseline, alpha=alpha, pairs=pairs
+        run_ids[0] if run_ids else None, **options
     )
     if output is Format.json:
         sys.stdout.write(json.dumps(found.to_dict(), indent=2) + "\n")

@@ -130,8 +130,7 @@ def comparison_options(
             file="command line",
         )
     rule = _stopping_rule(store, run_ids)
-    if alpha is None:
-        alpha = float(rule.get("alpha", DEFAULT_ALPHA))
+    alpha = resolve_alpha(store, run_ids, alpha)
     rope_pct = (
         float(rule.get("rope_pct", DEFAULT_ROPE_PCT))
         if rope is None
@@ -170,6 +169,56 @@ def comparison_options(
 #: compare's alpha and ROPE (percent) when neither the command nor the run gives them
 DEFAULT_ALPHA = 0.05
 DEFAULT_ROPE_PCT = 2.0
+
+
+def resolve_alpha(store: Store, run_ids: Sequence[int], alpha: float | None) -> float:
+    """``alpha`` as given, else the one a single run that stopped when decided stopped by (its
+    file's ``[sampling] alpha``), else :data:`DEFAULT_ALPHA`: every verdict of a run (latency,
+    profiles) at the level it was decided at."""
+    if alpha is not None:
+        return alpha
+    return float(_stopping_rule(store, run_ids).get("alpha", DEFAULT_ALPHA))
+
+
+#: compare's options that do not apply to ``compare --profile`` (it judges the profiles' frames
+#: over the samples), in the order they are named: each one's flag and the values that mean
+#: "not given" (the library's defaults and the command line's)
+_NOT_FOR_PROFILES: dict[str, tuple[str, tuple[Any, ...]]] = {
+    "metric": ("--metric", (None, "auto", "latency")),
+    "level": ("--level", (None, "sample")),
+    "rope": ("--rope", (None,)),
+    "seed": ("--seed", (None, 0)),
+    "include_warmup": ("--include-warmup", (None, False)),
+    "bayes": ("--bayes", (None, False)),
+    "bayes_model": ("--bayes-model", (None,)),
+    "hdi_prob": ("--hdi", (None,)),
+    "prior_cv": ("--prior-cv", (None,)),
+    "prior_mean": ("--prior-mean", (None,)),
+    "prior_sd_max": ("--prior-sd-max", (None,)),
+    "txn": ("--txn", (None, (), [])),
+    "stat": ("--stat", (None,)),
+}
+
+
+def check_profile_options(**options: Any) -> None:
+    """Refuse the options of the latency comparison given to the profile comparison, which
+    would silently ignore them (SpecError naming every one); TypeError for a name that is not
+    one of compare's options."""
+    unknown = sorted(set(options) - set(_NOT_FOR_PROFILES))
+    if unknown:
+        raise TypeError(f"unexpected option {unknown[0]!r} of the profile comparison")
+    ignored = [
+        flag
+        for key, (flag, not_given) in _NOT_FOR_PROFILES.items()
+        if key in options and options[key] not in not_given
+    ]
+    if ignored:
+        raise SpecError(
+            "does not apply to --profile, which compares the profiles' frames over the"
+            f" samples; drop {' and '.join(ignored)}",
+            key=ignored[0],
+            file="command line",
+        )
 
 
 def _stopping_rule(store: Store, run_ids: Sequence[int]) -> Mapping[str, Any]:
