@@ -90,6 +90,9 @@ ENGINE_IMPORT = re.compile(
     re.MULTILINE,
 )
 
+# the default significance level written out: `alpha: float = 0.05`, `.get("alpha", 0.05)`
+ALPHA_LITERAL = re.compile(r"\balpha\b[^\n]{0,40}?(?<![\d.])0\.05\b(?!\d)", re.IGNORECASE)
+
 
 def _hits(pattern: re.Pattern[str], outside: str) -> list[str]:
     """``file:line: text`` of every match in the package's sources outside ``outside``."""
@@ -160,6 +163,13 @@ def test_only_the_engine_package_imports_the_extension() -> None:
     assert not hits, "call the extension through wannabet.engine:\n" + "\n".join(hits)
 
 
+def test_the_default_alpha_is_written_once() -> None:
+    # The analysis layer's functions keep their own documented defaults (it depends on NumPy
+    # and SciPy alone); everything above it takes wannabet.model.DEFAULT_ALPHA.
+    hits = _hits(ALPHA_LITERAL, outside="analysis")
+    assert not hits, "use wannabet.model.DEFAULT_ALPHA:\n" + "\n".join(hits)
+
+
 def test_the_guards_see_what_they_guard() -> None:
     """Each scan finds its pattern where it is allowed and in the forms it claims to catch, so
     none of them passes by matching nothing at all."""
@@ -187,6 +197,10 @@ def test_the_guards_see_what_they_guard() -> None:
     assert KIND_COMPARISON.search('if target_url.startswith("postgres"):')
     assert KIND_COMPARISON.search("if run.target_kind in ('sqlite', 'duckdb'):")
     assert _hits(ENGINE_IMPORT, outside="store")  # the engine package's own imports
+    assert _hits(ALPHA_LITERAL, outside="store")  # the analysis layer's own defaults
+    for form in ('alpha = data.get("alpha", 0.05)', "alpha or 0.05", "alpha: AlphaOption = 0.05"):
+        assert ALPHA_LITERAL.search(form), form
+    assert not ALPHA_LITERAL.search("alpha: float = DEFAULT_ALPHA, rope_pct: float = 0.055")
     for form in (
         "import wannabet._engine",
         "from wannabet._engine import WaitCounts",

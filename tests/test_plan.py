@@ -290,3 +290,38 @@ def test_a_pilot_says_how_many_degraded_samples_it_left_out(tmp_path: Path) -> N
         con.execute("UPDATE samples SET status = 'degraded', reason = 'stuck'")
     with pytest.raises(AnalysisError, match="its 8 degraded sample"):
         load_pilot(Store(path), Store(path).run(run_id), "mean")
+
+
+def test_the_command_and_the_library_plan_with_the_same_defaults() -> None:
+    """One owner of plan's defaults: the command line shows and passes the library's."""
+    import inspect
+
+    import typer
+
+    from wannabet.api import Results
+    from wannabet.cli import app
+    from wannabet.model import (
+        DEFAULT_ALPHA,
+        DEFAULT_ROPE_PCT,
+        PLAN_CHANGE_PCT,
+        PLAN_MIN_SAMPLES,
+        PLAN_POWER,
+    )
+
+    command = typer.main.get_command(app).commands["plan"]  # type: ignore[attr-defined]
+    cli = {p.name: p.default for p in command.params}
+    library = {
+        name: p.default
+        for name, p in inspect.signature(Results.plan).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    expected = {
+        "change": f"{PLAN_CHANGE_PCT:g}%",
+        "rope": f"{DEFAULT_ROPE_PCT:g}%",
+        "alpha": DEFAULT_ALPHA,
+        "power": PLAN_POWER,
+        "min_samples": PLAN_MIN_SAMPLES,
+    }
+    for name, value in expected.items():
+        assert cli[name] == library[name] == value, name
+    assert (DEFAULT_ALPHA, DEFAULT_ROPE_PCT, PLAN_CHANGE_PCT, PLAN_POWER) == (0.05, 2.0, 5.0, 0.8)

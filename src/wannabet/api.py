@@ -25,6 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 
 from wannabet.errors import AnalysisError, MissingExtra
+from wannabet.model import (
+    DEFAULT_ALPHA,
+    DEFAULT_ROPE_PCT,
+    PLAN_CHANGE_PCT,
+    PLAN_MIN_SAMPLES,
+    PLAN_POWER,
+)
 from wannabet.store import DEFAULT_RESULTS, RunInfo, Store
 
 if TYPE_CHECKING:
@@ -407,8 +414,9 @@ class Results:
         or shrank per pair of conditions (decided over the samples, Holm over the frames);
         ``pairs`` as in :meth:`comparisons`: "baseline", "all", "successive" or
         "within=FACTOR". ``alpha`` not given is compare's: the one a run that stopped when
-        decided stopped by, else 0.05. ``options`` are compare's other options, which do not
-        apply here: given (not at their defaults), they are refused (SpecError).
+        decided stopped by, else :data:`~wannabet.model.DEFAULT_ALPHA`. ``options`` are
+        compare's other options, which do not apply here: given (not at their defaults), they
+        are refused (SpecError).
 
         Raises AnalysisError when the run has no profiles (run it with ``--profile``).
         """
@@ -453,13 +461,13 @@ class Results:
         self,
         run_id: int | None = None,
         *,
-        change: str = "5%",
-        rope: str = "2%",
-        alpha: float = 0.05,
-        power: float = 0.8,
+        change: str = f"{PLAN_CHANGE_PCT:g}%",
+        rope: str = f"{DEFAULT_ROPE_PCT:g}%",
+        alpha: float = DEFAULT_ALPHA,
+        power: float = PLAN_POWER,
         stat: str = "mean",
         txn: str | None = None,
-        min_samples: int = 10,
+        min_samples: int = PLAN_MIN_SAMPLES,
         conditions: int | None = None,
     ) -> Plan:
         """``wannabet plan``: samples per condition and their duration, from a pilot run."""

@@ -21,6 +21,13 @@ from rich.console import Console
 
 from wannabet.durations import duration_option
 from wannabet.errors import QueryError, SpecError, WannabetError
+from wannabet.model import (
+    DEFAULT_ALPHA,
+    DEFAULT_ROPE_PCT,
+    PLAN_CHANGE_PCT,
+    PLAN_MIN_SAMPLES,
+    PLAN_POWER,
+)
 from wannabet.render.format import markup, one_line
 from wannabet.store import DEFAULT_RESULTS, Store
 
@@ -870,7 +877,8 @@ VerdictAlphaOption = Annotated[
     float | None,
     typer.Option(
         "--alpha",
-        help="Significance level; default 0.05, or the run's own when it stopped when decided.",
+        help=f"Significance level; default {DEFAULT_ALPHA:g}, or the run's own when it stopped"
+        " when decided.",
         min=0.0001,
         max=0.5,
     ),
@@ -879,8 +887,8 @@ VerdictRopeOption = Annotated[
     str | None,
     typer.Option(
         "--rope",
-        help="Changes smaller than this are practically nothing; default 2%, or the run's own"
-        " when it stopped when decided.",
+        help="Changes smaller than this are practically nothing; default"
+        f" {DEFAULT_ROPE_PCT:g}%, or the run's own when it stopped when decided.",
     ),
 ]
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.", min=0)]
@@ -1088,13 +1096,16 @@ class PlanStatChoice(StrEnum):
 def plan(
     results: ResultsOption = Path(DEFAULT_RESULTS),
     run_id: RunOption = None,
-    change: Annotated[str, typer.Option("--change", help="The change to resolve, e.g. 5%.")] = "5%",
-    rope: RopeOption = "2%",
-    alpha: AlphaOption = 0.05,
+    # The library's defaults, read here so that --help shows them.
+    change: Annotated[
+        str, typer.Option("--change", help="The change to resolve, e.g. 5%.")
+    ] = f"{PLAN_CHANGE_PCT:g}%",
+    rope: RopeOption = f"{DEFAULT_ROPE_PCT:g}%",
+    alpha: AlphaOption = DEFAULT_ALPHA,
     power: Annotated[
         float,
         typer.Option("--power", help="Chance of a verdict on that change.", min=0.5, max=0.99),
-    ] = 0.8,
+    ] = PLAN_POWER,
     stat: Annotated[
         PlanStatChoice,
         typer.Option("--stat", help="The statistic judged: mean or p99 latency, or TPS."),
@@ -1104,7 +1115,7 @@ def plan(
     ] = None,
     min_samples: Annotated[
         int, typer.Option("--min-samples", help="Fewest samples per condition to plan.", min=2)
-    ] = 10,
+    ] = PLAN_MIN_SAMPLES,
     conditions: Annotated[
         int | None,
         typer.Option(

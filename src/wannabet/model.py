@@ -410,6 +410,17 @@ def default_grace_s(deadline_s: float) -> float:
 #: (docs/benchmarks.md), so writing a sample takes less time than a 1 s sample.
 AUTO_MAX_ROWS = 1_000_000
 
+#: the significance level of every verdict (compare, report, the profiles, a run that stops
+#: when decided, plan) when neither the command nor the experiment file gives one
+DEFAULT_ALPHA = 0.05
+#: the region of practical equivalence, +/- this many %, when neither gives one
+DEFAULT_ROPE_PCT = 2.0
+#: ``wannabet plan``'s defaults: the change to resolve (%), the chance of a verdict on it, and
+#: the fewest samples per condition it plans
+PLAN_CHANGE_PCT = 5.0
+PLAN_POWER = 0.8
+PLAN_MIN_SAMPLES = 10
+
 
 @dataclass(frozen=True, slots=True)
 class SamplingPlan:
@@ -431,9 +442,9 @@ class SamplingPlan:
     #: samples per condition (``max_samples`` in the file)
     until_decided: bool = False
     #: the sequential rule's error rate: the chance that any comparison's sequence ever misses
-    alpha: float = 0.05
+    alpha: float = DEFAULT_ALPHA
     #: the sequential rule's region of practical equivalence, +/- this many %
-    rope_pct: float = 2.0
+    rope_pct: float = DEFAULT_ROPE_PCT
     #: how long past its deadline a sample may run (None: :func:`default_grace_s`); past half
     #: of it running statements are cancelled (``timeout``), at its end sessions that have
     #: not returned are given up on, and the sample is stored as ``degraded``

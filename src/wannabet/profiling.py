@@ -18,6 +18,7 @@ from typing import Any
 from wannabet.analysis.compare import check_pairs, pairs_of
 from wannabet.analysis.profiles import ProfileComparison, Share, compare_profile_pairs
 from wannabet.errors import AnalysisError
+from wannabet.model import DEFAULT_ALPHA
 from wannabet.store import Store
 
 __all__ = ["ConditionProfile", "ProfileDifference", "RunProfiles", "run_profiles"]
@@ -71,7 +72,7 @@ def run_profiles(
     run_id: int,
     *,
     baseline: str | None = None,
-    alpha: float = 0.05,
+    alpha: float = DEFAULT_ALPHA,
     share: Share = "inclusive",
     top: int | None = 20,
     pairs: str = "baseline",

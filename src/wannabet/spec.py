@@ -21,7 +21,9 @@ from wannabet.durations import parse_duration
 from wannabet.errors import SpecError
 from wannabet.model import (
     AUTO_MAX_ROWS,
+    DEFAULT_ALPHA,
     DEFAULT_RECONNECT_S,
+    DEFAULT_ROPE_PCT,
     HOOK_POINTS,
     PREDEFINED_VARIABLES,
     PROFILE_FREQUENCY_HZ,
@@ -1050,10 +1052,10 @@ class _Reader:
             samples = self.integer(
                 data, "samples", "sampling.samples", 10, minimum=1, maximum=1_000_000
             )
-        alpha = data.get("alpha", 0.05)
+        alpha = data.get("alpha", DEFAULT_ALPHA)
         if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
             raise self.fail("sampling.alpha", f"must be a number between 0 and 1, got {alpha!r}")
-        rope_pct = self.percent(data, "rope", "sampling.rope", 2.0)
+        rope_pct = self.percent(data, "rope", "sampling.rope", DEFAULT_ROPE_PCT)
         transactions = data.get("transactions")
         if transactions is not None and (
             isinstance(transactions, bool)

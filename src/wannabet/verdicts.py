@@ -30,6 +30,7 @@ from wannabet.datasets import (
 )
 from wannabet.documents import ComparisonDocument, RunDocument, SequentialPairDocument
 from wannabet.errors import AnalysisError, SpecError, WannabetError
+from wannabet.model import DEFAULT_ALPHA, DEFAULT_ROPE_PCT
 from wannabet.spec import parse_bayes_settings
 from wannabet.store import RunInfo, Store
 from wannabet.sufficient import load_sample_stats
@@ -50,8 +51,8 @@ class ComparisonOptions:
     baseline: str | None = None
     metric: MetricChoice = "auto"
     level: Literal["sample", "transaction"] = "sample"
-    alpha: float = 0.05
-    rope_pct: float = 2.0
+    alpha: float = DEFAULT_ALPHA
+    rope_pct: float = DEFAULT_ROPE_PCT
     seed: int = 0
     include_warmup: bool = False
     bayes: BayesOptions | None = None  # adds the Bayesian analysis (needs the bayes extra)
@@ -93,7 +94,8 @@ def comparison_options(
 
     ``rope`` is a percentage as written (``"2%"``, ``"0.5"``). Not given, ``alpha`` and
     ``rope`` are those a run that stopped when decided stopped by (its file's ``[sampling]``),
-    so that its verdicts are the ones it stopped on; else 0.05 and 2%. With ``bayes``, the Bayesian
+    so that its verdicts are the ones it stopped on; else :data:`~wannabet.model.DEFAULT_ALPHA`
+    and :data:`~wannabet.model.DEFAULT_ROPE_PCT`. With ``bayes``, the Bayesian
     options are :func:`bayes_options`: the experiment file's ``[bayes]`` table of the (first)
     run, overridden by the arguments given. ``txn`` (transaction type names, each judged on
     its own) and ``stat`` (one of ``mean, median, p90, p95, p99, p99.9, tps``) choose the
@@ -164,11 +166,6 @@ def comparison_options(
         stat=stat,
         pairs=pairs,
     )
-
-
-#: compare's alpha and ROPE (percent) when neither the command nor the run gives them
-DEFAULT_ALPHA = 0.05
-DEFAULT_ROPE_PCT = 2.0
 
 
 def resolve_alpha(store: Store, run_ids: Sequence[int], alpha: float | None) -> float:
@@ -633,8 +630,8 @@ def compare_runs(
     baseline: str | None = None,
     metric: Literal["latency", "throughput"] = "latency",
     level: Literal["sample", "transaction"] = "sample",
-    alpha: float = 0.05,
-    rope_pct: float = 2.0,
+    alpha: float = DEFAULT_ALPHA,
+    rope_pct: float = DEFAULT_ROPE_PCT,
     seed: int = 0,
     include_warmup: bool = False,
     bayes: BayesOptions | None = None,
@@ -666,8 +663,8 @@ def analyze_runs(
     baseline: str | None = None,
     metric: Literal["latency", "throughput"] = "latency",
     level: Literal["sample", "transaction"] = "sample",
-    alpha: float = 0.05,
-    rope_pct: float = 2.0,
+    alpha: float = DEFAULT_ALPHA,
+    rope_pct: float = DEFAULT_ROPE_PCT,
     seed: int = 0,
     include_warmup: bool = False,
     bayes: BayesOptions | None = None,
