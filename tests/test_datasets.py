@@ -16,7 +16,7 @@ from wannabet.engine import FakeEngine
 from wannabet.runner import run_experiment, with_overrides
 from wannabet.spec import parse_experiment
 from wannabet.store import Store
-from wannabet.verdicts import analyze_runs
+from wannabet.verdicts import ComparisonOptions, analyze_runs
 
 SPEC = textwrap.dedent(
     """\
@@ -123,9 +123,9 @@ def test_a_subset_gives_the_same_means_tests_and_verdicts_as_every_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, level: Literal["sample", "transaction"]
 ) -> None:
     store, run_id = _run(tmp_path, "r", "all")
-    full, _ = analyze_runs(store, [run_id], level=level)
+    full, _ = analyze_runs(store, [run_id], ComparisonOptions(level=level))
     monkeypatch.setattr(datasets, "SHAPE_SUBSET", 1000)
-    part, _ = analyze_runs(store, [run_id], level=level)
+    part, _ = analyze_runs(store, [run_id], ComparisonOptions(level=level))
     for a, b in zip(full.conditions, part.conditions, strict=True):
         assert b.n_transactions == a.n_transactions == 10_000
         assert b.mean == pytest.approx(a.mean, rel=1e-9)
@@ -152,8 +152,8 @@ def test_a_run_without_rows_compares_from_its_summaries(tmp_path: Path) -> None:
     with_rows, rid_rows = _run(tmp_path, "rows", "all")
     without, rid_none = _run(tmp_path, "none", "none")
     for level in ("sample", "transaction"):
-        a, _ = analyze_runs(with_rows, [rid_rows], level=level)  # type: ignore[arg-type]
-        b, _ = analyze_runs(without, [rid_none], level=level)  # type: ignore[arg-type]
+        a, _ = analyze_runs(with_rows, [rid_rows], ComparisonOptions(level=level))  # type: ignore[arg-type]
+        b, _ = analyze_runs(without, [rid_none], ComparisonOptions(level=level))  # type: ignore[arg-type]
         for x, y in zip(a.comparisons, b.comparisons, strict=True):
             assert (x.verdict, x.p_adjusted) == (y.verdict, pytest.approx(y.p_adjusted))
         for x, y in zip(a.conditions, b.conditions, strict=True):

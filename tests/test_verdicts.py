@@ -23,6 +23,7 @@ from wannabet.spec import parse_experiment
 from wannabet.store import Store
 from wannabet.verdicts import (
     ComparisonOptions,
+    analyze_runs,
     compare_runs,
     comparison_documents,
     comparison_options,
@@ -74,7 +75,7 @@ def test_runs_from_different_environments_are_flagged(tmp_path: Path) -> None:
         env["server_version"] = "3.99.0"
         env["server_settings"]["journal_mode"] = "delete"
         con.execute("UPDATE runs SET environment = ? WHERE run_id = 2", [json.dumps(env)])
-    doc = compare_runs(store, [1, 2], baseline="1:baseline")
+    doc = compare_runs(store, [1, 2], ComparisonOptions(baseline="1:baseline"))
     messages = [
         d["message"]
         for c in doc["conditions"]
@@ -98,7 +99,7 @@ def test_one_run_keeps_plain_labels_and_a_run_object(tmp_path: Path) -> None:
     assert doc["run"]["run_id"] == 2
     assert [c["condition"] for c in doc["conditions"]] == ["baseline"]
     with pytest.raises(SpecError, match="no condition 'nope' in run 2"):
-        compare_runs(store, baseline="nope")
+        compare_runs(store, options=ComparisonOptions(baseline="nope"))
 
 
 def test_flatten_environment() -> None:
@@ -154,11 +155,11 @@ def test_a_condition_without_one_success_is_left_out_and_named(tmp_path: Path) -
     assert [c["condition"] for c in doc["comparisons"]] == ["query_only=0"]
     json.dumps(doc, allow_nan=False)
     with pytest.raises(SpecError, match="baseline 'query_only=ON' has no successful"):
-        compare_runs(store, baseline="query_only=ON")
+        compare_runs(store, options=ComparisonOptions(baseline="query_only=ON"))
     # The Bayesian estimates leave out the same condition rather than refuse the run.
     from wannabet.analysis.bayes import BayesOptions
 
-    doc = compare_runs(store, bayes=BayesOptions())
+    doc = compare_runs(store, options=ComparisonOptions(bayes=BayesOptions()))
     assert [c["condition"] for c in doc["comparisons"]] == ["query_only=0"]
     assert "bayes" in doc["comparisons"][0]
     assert doc["excluded"] == [
@@ -201,7 +202,7 @@ def test_the_document_has_exactly_the_typed_keys(tmp_path: Path, bayes: bool) ->
     store = two_runs(tmp_path)
     options = BayesOptions(model="gamma", seed=1) if bayes else None
     for runs in ([1], [1, 2]):
-        doc = compare_runs(store, runs, bayes=options)
+        doc = compare_runs(store, runs, ComparisonOptions(bayes=options))
         assert ("bayes" in doc) is bayes
         _conforms(doc, ComparisonDocument, "doc")
 
@@ -376,3 +377,21 @@ def test_per_type_tps_adds_up_and_the_mean_keeps_its_transaction_level_test(
     assert mean["level"] == "transaction"
     assert mean["comparisons"][0]["test"] == "cluster welch-t"
     assert mean["comparisons"][0]["ci_pct"][0] is not None
+
+
+def test_compare_runs_takes_every_option_compare_takes(tmp_path: Path) -> None:
+    """compare_runs is made with ComparisonOptions, so no option of compare is out of its
+    reach (it had no ``pairs``, ``txn`` or ``stat`` when it spelled its options out)."""
+    store = mixed_run(tmp_path, samples=6)
+    chosen = ComparisonOptions(txn=("update",), stat="p99", pairs="successive", alpha=0.01)
+    doc = compare_runs(store, options=chosen)
+    assert (doc["stat"], doc["txn"], doc["pairs"], doc["alpha"]) == (
+        "p99",
+        "update",
+        "successive",
+        0.01,
+    )
+    # The very document compare --txn update --stat p99 --pairs successive prints.
+    assert [doc] == comparison_documents(store, [], chosen)
+    with pytest.raises(ValueError, match="use analyze"):
+        analyze_runs(store, [], chosen)

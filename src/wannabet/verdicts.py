@@ -258,31 +258,13 @@ def runs_of(store: Store, run_ids: Sequence[int] = ()) -> list[RunInfo]:
 def analyze(
     store: Store, run_ids: Sequence[int], options: ComparisonOptions
 ) -> tuple[Comparison, list[RunInfo]]:
-    """:func:`analyze_runs` with :class:`ComparisonOptions` (``auto`` metric resolved).
-
-    With ``--txn``/``--stat`` (:attr:`ComparisonOptions.by_statistic`): the comparison of the
-    first type named (all types when none is), see :func:`analyze_statistics` for all of them.
+    """The comparison ``options`` ask for and the runs it covers: :func:`analyze_runs`, or with
+    ``--txn``/``--stat`` (:attr:`ComparisonOptions.by_statistic`) the comparison of the first
+    type named (all types when none is), see :func:`analyze_statistics` for all of them.
     """
     if options.by_statistic:
         return analyze_statistics(store, run_ids, options)[0]
-    metric: Metric
-    if options.metric == "auto":
-        metric = resolve_metric("auto", runs_of(store, run_ids))
-    else:
-        metric = options.metric
-    return analyze_runs(
-        store,
-        run_ids,
-        baseline=options.baseline,
-        metric=metric,
-        level=options.level,
-        alpha=options.alpha,
-        rope_pct=options.rope_pct,
-        seed=options.seed,
-        include_warmup=options.include_warmup,
-        bayes=options.bayes,
-        pairs=options.pairs,
-    )
+    return analyze_runs(store, run_ids, options)
 
 
 def comparison_documents(
@@ -624,57 +606,35 @@ def document(result: Comparison, runs: Sequence[RunInfo]) -> ComparisonDocument:
 
 
 def compare_runs(
-    store: Store,
-    run_ids: Sequence[int] = (),
-    *,
-    baseline: str | None = None,
-    metric: Literal["latency", "throughput"] = "latency",
-    level: Literal["sample", "transaction"] = "sample",
-    alpha: float = DEFAULT_ALPHA,
-    rope_pct: float = DEFAULT_ROPE_PCT,
-    seed: int = 0,
-    include_warmup: bool = False,
-    bayes: BayesOptions | None = None,
+    store: Store, run_ids: Sequence[int] = (), options: ComparisonOptions | None = None
 ) -> ComparisonDocument:
-    """The comparison document (see ``docs/statistics.md``) for one or more stored runs.
+    """The comparison document (see ``docs/statistics.md``) for one or more stored runs, made
+    with ``options`` (default: :class:`ComparisonOptions`' defaults), as :func:`analyze`
+    judges them.
 
-    With ``bayes``, each comparison gains a ``"bayes"`` entry and the document a top-level
-    ``"bayes"`` block (posteriors of the means, factorial effects, diagnostics).
+    With ``options.bayes``, each comparison gains a ``"bayes"`` entry and the document a
+    top-level ``"bayes"`` block (posteriors of the means, factorial effects, diagnostics).
+    ``compare`` itself adds the per-type, open-loop, degraded and sequential sections
+    (:func:`comparison_documents`).
     """
-    result, runs = analyze_runs(
-        store,
-        run_ids,
-        baseline=baseline,
-        metric=metric,
-        level=level,
-        alpha=alpha,
-        rope_pct=rope_pct,
-        seed=seed,
-        include_warmup=include_warmup,
-        bayes=bayes,
-    )
-    return document(result, runs)
+    return document(*analyze(store, run_ids, options or ComparisonOptions()))
 
 
 def analyze_runs(
-    store: Store,
-    run_ids: Sequence[int] = (),
-    *,
-    baseline: str | None = None,
-    metric: Literal["latency", "throughput"] = "latency",
-    level: Literal["sample", "transaction"] = "sample",
-    alpha: float = DEFAULT_ALPHA,
-    rope_pct: float = DEFAULT_ROPE_PCT,
-    seed: int = 0,
-    include_warmup: bool = False,
-    bayes: BayesOptions | None = None,
-    pairs: Pairs = "baseline",
+    store: Store, run_ids: Sequence[int], options: ComparisonOptions
 ) -> tuple[Comparison, list[RunInfo]]:
-    """Like :func:`compare_runs`, but the result objects: the :class:`Comparison` (with its
-    ``bayes`` analysis and posterior draws when asked) and the runs it covers."""
+    """The comparison of all transaction types together, by latency or throughput
+    (``options.metric``, ``auto`` decided by what the runs hold), as result objects: the
+    :class:`Comparison` (with its ``bayes`` analysis and posterior draws when asked) and the
+    runs it covers. ``--txn``/``--stat`` options are :func:`analyze`'s."""
+    if options.by_statistic:
+        raise ValueError("analyze_runs judges all types together; use analyze for txn or stat")
+    runs = runs_of(store, run_ids)
+    metric = resolve_metric(options.metric, runs)
+    baseline, include_warmup, seed = options.baseline, options.include_warmup, options.seed
+    bayes, rope_pct, pairs = options.bayes, options.rope_pct, options.pairs
     if bayes is not None:
         require_extra(bayes.model)
-    runs = runs_of(store, run_ids)
     several = len(runs) > 1
     groups = []
     environments: dict[str, Mapping[str, str]] = {}
@@ -704,8 +664,8 @@ def analyze_runs(
         groups,
         baseline=baseline,
         metric=metric,
-        level=level,
-        alpha=alpha,
+        level=options.level,
+        alpha=options.alpha,
         rope_pct=rope_pct,
         seed=seed,
         unit="ms" if metric == "latency" else "tps",
