@@ -193,7 +193,7 @@ def test_counts_have_thousands_separators_as_tps_does(
 def test_check_experiment_returns_what_check_prints(tmp_path: Path) -> None:
     """``wannabet check`` is ``api.check_experiment`` plus printing: the file's errors, the
     counts of its ok line and the target's refusals come back as one object."""
-    from wannabet.api import check_experiment
+    from wannabet import check_experiment  # re-exported, as docs/python.md says
     from wannabet.errors import SpecError
 
     good = tmp_path / "e.toml"

@@ -17,6 +17,7 @@ from wannabet.version import tool_version
 
 if TYPE_CHECKING:
     from wannabet.api import (
+        CheckResult,
         Comparison,
         Outcome,
         Plan,
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         Run,
         Summary,
         Table,
+        check_experiment,
         open_results,
         prepare_experiment,
         run_experiment,
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 __version__ = tool_version()
 
 __all__ = [
+    "CheckResult",
     "Comparison",
     "Outcome",
     "Plan",
@@ -44,6 +47,7 @@ __all__ = [
     "Summary",
     "Table",
     "__version__",
+    "check_experiment",
     "open_results",
     "prepare_experiment",
     "run_experiment",
