@@ -63,6 +63,8 @@ def test_bootstrap_intervals_contain_their_estimates(a, b, seed):
     r = bootstrap_relative_change(a, b, rng=np.random.default_rng(seed), n_boot=200)
     assert contains(r.mean) and contains(r.median)
     assert r.mean is not None
+    # Positive values cannot fall by 100 % or more: neither can an end of the interval.
+    assert r.mean.low > -100 and (r.median is None or r.median.low > -100), r
     assert math.isclose(
         r.mean.estimate, (b.mean() / a.mean() - 1) * 100, rel_tol=1e-9, abs_tol=1e-9
     )
@@ -81,6 +83,8 @@ def test_cluster_bootstrap_intervals_contain_their_estimates(a, b, ka, kb, seed)
     cb = Clustered.from_codes(b, np.arange(b.size) * kb // b.size)
     r = cluster_bootstrap_relative_change(ca, cb, rng=np.random.default_rng(seed), n_boot=200)
     assert contains(r.mean) and contains(r.median)
+    for iv in (r.mean, r.median):
+        assert iv is None or iv.low > -100, r
     assert math.isclose(
         r.median.estimate, (np.median(b) / np.median(a) - 1) * 100, rel_tol=1e-9, abs_tol=1e-9
     )

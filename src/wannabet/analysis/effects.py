@@ -245,6 +245,19 @@ def _expand(boot: np.ndarray, est: float, k: int) -> np.ndarray:
     return est + math.sqrt(k / (k - 1)) * (boot - est)
 
 
+def _expand_in_ratio(boot: np.ndarray, est: float, k: int) -> np.ndarray:
+    """:func:`_expand` for a statistic that is one side of a ratio (a % change): on the log
+    scale when it and every resample are positive (latencies, rates, CPU per commit), so the
+    stretch cannot carry a resampled baseline through zero and a change past -100 %, which a
+    slow outlier among few samples did (-484 % for a -99 % change); linearly otherwise (a
+    wait per commit can be 0). The log-scale stretch inflates the log ratio's variance by
+    the same k / (k - 1)."""
+    if est > 0 and bool(np.all(boot > 0)):
+        ratio: np.ndarray = est * (boot / est) ** math.sqrt(k / (k - 1))
+        return ratio
+    return _expand(boot, est, k)
+
+
 def _welch_df(rel_var_a: float, df_a: float, rel_var_b: float, df_b: float) -> float | None:
     # Welch-Satterthwaite degrees of freedom of a log ratio of two means (delta method).
     num = (rel_var_a + rel_var_b) ** 2
@@ -306,8 +319,8 @@ def bootstrap_relative_change(
         mean_est = relative_change_pct(ma, mb)
         mean_iv = None
         if mean_est is not None:
-            boot_a = _expand(ra.mean(axis=1), ma, m)
-            boot_b = _expand(rb.mean(axis=1), mb, n)
+            boot_a = _expand_in_ratio(ra.mean(axis=1), ma, m)
+            boot_b = _expand_in_ratio(rb.mean(axis=1), mb, n)
             boot = _finite_share((boot_b / boot_a - 1) * 100)
             if boot.size >= 0.9 * n_boot:
                 jack_a = (mb / ((a.sum() - a) / (m - 1)) - 1) * 100
@@ -317,8 +330,8 @@ def bootstrap_relative_change(
         med_est = relative_change_pct(med_a, med_b)
         med_iv = None
         if med_est is not None:
-            boot_a = _expand(np.median(ra, axis=1), med_a, m)
-            boot_b = _expand(np.median(rb, axis=1), med_b, n)
+            boot_a = _expand_in_ratio(np.median(ra, axis=1), med_a, m)
+            boot_b = _expand_in_ratio(np.median(rb, axis=1), med_b, n)
             boot = _finite_share((boot_b / boot_a - 1) * 100)
             if boot.size >= 0.9 * n_boot:
                 med_iv = _percentile_interval(med_est, boot, level, df=df)
@@ -490,8 +503,8 @@ def cluster_bootstrap_relative_change(
         mean_iv = None
         mean_est = relative_change_pct(ca.mean, cb.mean)
         if mean_est is not None:
-            ma = _expand((wa @ a.sums) / (wa @ a.counts), ca.mean, a.k)
-            mb = _expand((wb @ b.sums) / (wb @ b.counts), cb.mean, b.k)
+            ma = _expand_in_ratio((wa @ a.sums) / (wa @ a.counts), ca.mean, a.k)
+            mb = _expand_in_ratio((wb @ b.sums) / (wb @ b.counts), cb.mean, b.k)
             boot = _finite_share((mb / ma - 1) * 100)
             if boot.size >= 0.9 * n_boot:
                 sa, na, sb, nb = a.sums.sum(), a.counts.sum(), b.sums.sum(), b.counts.sum()
@@ -502,8 +515,10 @@ def cluster_bootstrap_relative_change(
         med_est = relative_change_pct(a.median, b.median)
         if med_est is not None:
             edges = _median_edges(a, b)
-            med_a = _expand(_resampled_medians(wa, a.histogram(edges), edges), a.median, a.k)
-            med_b = _expand(_resampled_medians(wb, b.histogram(edges), edges), b.median, b.k)
+            resampled_a = _resampled_medians(wa, a.histogram(edges), edges)
+            resampled_b = _resampled_medians(wb, b.histogram(edges), edges)
+            med_a = _expand_in_ratio(resampled_a, a.median, a.k)
+            med_b = _expand_in_ratio(resampled_b, b.median, b.k)
             boot = _finite_share((med_b / med_a - 1) * 100)
             if boot.size >= 0.9 * n_boot:
                 med_iv = _percentile_interval(

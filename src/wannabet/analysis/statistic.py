@@ -55,6 +55,7 @@ from .effects import (
     _cluster_weights,
     _contain,
     _expand,
+    _expand_in_ratio,
     _finite_share,
     _quantile_points,
     _welch_df,
@@ -400,8 +401,8 @@ def cluster_bootstrap_mean_change(
         df = None
         if ca.mean != 0 and cb.mean != 0:
             df = _welch_df((ca.se / ca.mean) ** 2, ca.df, (cb.se / cb.mean) ** 2, cb.df)
-        ma = _expand((wa @ sa) / (wa @ na), ca.mean, sa.size)
-        mb = _expand((wb @ sb) / (wb @ nb), cb.mean, sb.size)
+        ma = _expand_in_ratio((wa @ sa) / (wa @ na), ca.mean, sa.size)
+        mb = _expand_in_ratio((wb @ sb) / (wb @ nb), cb.mean, sb.size)
         boot = _finite_share((mb / ma - 1) * 100)
         if boot.size < 0.9 * n_boot:
             return None, test
