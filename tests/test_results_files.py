@@ -196,6 +196,13 @@ def test_a_results_file_on_read_only_storage_can_be_analysed(tmp_path: Path) -> 
             proc = wannabet(*command, "-r", results)
             assert proc.returncode == 0, (command, proc.stderr)
         assert sorted(p.name for p in (tmp_path / "export").iterdir())
+        # Writing there is refused in one line (exit 4) before anything is made beside it,
+        # not with the default target's OS error.
+        from wannabet.testing.cli import one_line_error
+
+        again = wannabet("run", str(file), "-r", results)
+        line = one_line_error(again, 4)
+        assert f"--results {results}: cannot write in" in line, line
     finally:
         subprocess.run(["umount", str(mounted)], check=False)
 
@@ -206,3 +213,31 @@ def _write_fails(directory: Path) -> bool:
     except OSError:
         return True
     return False
+
+
+def test_a_duckdb_file_of_someone_elses_is_not_written_into(tmp_path: Path) -> None:
+    """``run -r`` on a DuckDB file that holds other tables: refused in one line (exit 4), and
+    the file is left as it was; an empty DuckDB file is still taken."""
+    import duckdb
+
+    from wannabet.testing.cli import one_line_error, wannabet
+
+    file = tmp_path / "e.toml"
+    file.write_text(READ_ONLY_RUN, encoding="utf-8")
+    theirs = tmp_path / "theirs.duckdb"
+    with duckdb.connect(str(theirs)) as con:
+        con.execute("CREATE TABLE runs (x int)")  # a name wannabet would use
+        con.execute("CREATE TABLE foo (x int)")
+    target = f"sqlite:///{tmp_path}/t.db"
+    proc = wannabet("run", str(file), "-r", str(theirs), "-t", target, "--no-stats")
+    line = one_line_error(proc, 4)
+    assert "not a wannabet results file" in line and "--results" in line, line
+    with duckdb.connect(str(theirs), read_only=True) as con:
+        tables = {
+            r[0] for r in con.sql("SELECT table_name FROM information_schema.tables").fetchall()
+        }
+    assert tables == {"runs", "foo"}
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()
+    proc = wannabet("run", str(file), "-r", str(empty), "-t", target, "--no-stats")
+    assert proc.returncode == 0, proc.stderr

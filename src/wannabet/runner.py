@@ -303,8 +303,7 @@ def prepare_run(
     ``"20ms"``) and ``server_cores`` override the file's ``[statistics]`` table.
     """
     _check_size(experiment, file)
-    if not store.path.exists():
-        store.check_writable()  # before the default target is made beside it
+    store.check_writable()  # before the default target is made beside it
     url = target or experiment.target
     fresh = url is None
     if url is None:

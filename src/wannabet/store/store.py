@@ -357,9 +357,9 @@ class Store:
     # -- connections -------------------------------------------------------------------------------
 
     def check_writable(self) -> None:
-        """Refuse, in one line, a results file that could not be created: its directory
-        missing (a typo is not silently made into directories), not a directory, or not
-        writable."""
+        """Refuse, in one line, a results file that could not be created or written: its
+        directory missing (a typo is not silently made into directories), not a directory, or
+        not writable (DuckDB writes its log beside the file), or the file itself read-only."""
         parent = self.path.absolute().parent
         if not parent.exists():
             raise StoreError(
@@ -372,6 +372,11 @@ class Store:
             raise StoreError(
                 f"--results {self.path}: cannot write in {parent}; name a results file in a"
                 " directory you can write to"
+            )
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            raise StoreError(
+                f"--results {self.path}: the file is read-only; make it writable or name another"
+                " results file"
             )
 
     @contextmanager
@@ -507,6 +512,18 @@ class Store:
             con.close()
 
     def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
+        if self._version(con) is None:
+            # A DuckDB file of someone else's: no wannabet table goes into it (read commands
+            # refuse it too). An empty one is a results file yet to be written.
+            found = con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_catalog ="
+                " current_database()"
+            ).fetchone()
+            if found and found[0]:
+                raise StoreError(
+                    f"{self.path} is not a wannabet results file (it holds other tables and no"
+                    " schema_version); name a new file with --results"
+                )
         con.execute(
             "CREATE TABLE IF NOT EXISTS schema_version"
             " (version INTEGER NOT NULL, applied_at TIMESTAMPTZ NOT NULL, note VARCHAR)"
