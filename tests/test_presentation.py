@@ -19,10 +19,12 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from wannabet.engine.base import COLUMNS, SampleResult
 from wannabet.render.format import MS, NS, US, S, duration, sample_name, time_unit
 from wannabet.reports import ResponseCurve, UnitOfWork, UnitOfWorkRow, build_report
 from wannabet.store import Store
-from wannabet.testing.cli import wannabet_ok
+from wannabet.store.summaries import from_columns as summaries_from_columns
+from wannabet.testing.cli import wannabet, wannabet_ok
 from wannabet.verdicts import compare_runs
 
 # Declared OFF before FULL: alphabetical order would swap them.
@@ -273,6 +275,90 @@ def test_a_sample_has_one_name_everywhere(tmp_path: Path) -> None:
     assert "b #4;" in built.html  # the diagnostic, on the page
 
 
+def _sample_result(
+    start_ns: np.ndarray,
+    end_ns: np.ndarray,
+    status: np.ndarray,
+    *,
+    txn_type: np.ndarray | None = None,
+    warmup_ns: int = 0,
+    rows: bool = True,
+) -> SampleResult:
+    """A sample as the engine hands it over (closed loop: each transaction starts when
+    scheduled), its summaries over every transaction; ``rows=False``: none kept as a row
+    (``--record none``)."""
+    size = len(start_ns)
+    columns = {
+        "session": np.zeros(size, dtype=np.int32),
+        "txn_type": np.zeros(size, dtype=np.int16) if txn_type is None else txn_type,
+        "intended_start_ns": start_ns,
+        "start_ns": start_ns,
+        "end_ns": end_ns,
+        "status": status.astype(np.int8),
+        "error_code": np.zeros(size, dtype=np.int32),
+        "retries": np.zeros(size, dtype=np.int32),
+    }
+    summaries = summaries_from_columns(columns, warmup_ns)
+    kept = columns if rows else {name: np.empty(0, dtype=dtype) for name, dtype in COLUMNS}
+    return SampleResult(0, int(end_ns.max()), kept, summaries)
+
+
+def test_the_progress_line_shows_the_p99_of_every_transaction_when_no_row_is_kept() -> None:
+    # With --record none the sample keeps no row: the line showed "p99 –" for every sample.
+    # The summaries count every transaction, so the p99 is the one `summary` shows.
+    from wannabet.model import ScheduledSample
+    from wannabet.render.progress import ProgressDisplay, sample_p99_ms
+
+    rng = np.random.default_rng(7)
+    size, warmup_ns = 4000, 50_000_000
+    start = np.sort(rng.integers(0, 1_000_000_000, size)).astype(np.int64)
+    latency = rng.lognormal(np.log(200_000), 0.6, size).astype(np.int64)  # ~0.2 ms
+    status = (rng.random(size) < 0.05).astype(np.int64)
+    # The warm-up's and the errors' latencies are far above the rest: neither may count.
+    latency[start < warmup_ns] += 50_000_000
+    latency[status != 0] += 80_000_000
+    types = rng.integers(0, 2, size).astype(np.int16)
+    measured = (start >= warmup_ns) & (status == 0)
+    reference = float(np.quantile(latency[measured], 0.99, method="inverted_cdf")) / 1e6
+
+    def result(rows: bool) -> SampleResult:
+        return _sample_result(
+            start, start + latency, status, txn_type=types, warmup_ns=warmup_ns, rows=rows
+        )
+
+    none_kept = sample_p99_ms(result(rows=False), warmup_ns)
+    assert none_kept is not None
+    # The same figure as with every row kept, within the histogram's resolution (half a bin).
+    assert none_kept == sample_p99_ms(result(rows=True), warmup_ns)
+    assert abs(none_kept - reference) <= reference / 256
+
+    out = io.StringIO()
+    display = ProgressDisplay(
+        Console(file=out, width=200, color_system=None),
+        sample_seconds=1.0,
+        samples_per_condition=1,
+        warmup_s=warmup_ns / 1e9,
+    )
+    condition = SimpleNamespace(label="on")
+    plan = [ScheduledSample(0, 0, 0)]
+    display.run_started(1, [condition], plan)  # type: ignore[list-item]
+    display.sample_started(plan[0], condition, 1)  # type: ignore[arg-type]
+    display.sample_finished(plan[0], result(rows=False), 100.0)
+    assert f"100 TPS, p99 {duration(none_kept)}," in out.getvalue().splitlines()[-1]
+
+
+def test_a_run_recording_no_rows_prints_each_samples_stored_p99(tmp_path: Path) -> None:
+    (tmp_path / "e.toml").write_text(EXPERIMENT)
+    results = tmp_path / "r.duckdb"
+    proc = wannabet("run", str(tmp_path / "e.toml"), "--results", str(results), "--no-stats",
+                    "--record", "none")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    shown = re.findall(r"^\[\d+/6\] .*, p99 ([^,]+),", proc.stderr, re.MULTILINE)
+    stored = Store(results, read_only=True).sample_summaries_table(1).column("p99_ms")
+    assert len(stored) == 6
+    assert shown == [duration(p) for p in stored.to_pylist()]
+
+
 def test_the_progress_line_names_the_sample_as_everywhere() -> None:
     from wannabet.model import ScheduledSample
     from wannabet.render.progress import ProgressDisplay
@@ -284,14 +370,11 @@ def test_the_progress_line_names_the_sample_as_everywhere() -> None:
     plan = [ScheduledSample(i, i // 2, i % 2) for i in range(6)]
     display.run_started(1, conditions, plan)  # type: ignore[arg-type]
     n = np.arange(3, dtype=np.int64)
-    result = SimpleNamespace(
-        t0_ns=0,
-        columns={"start_ns": n, "status": n * 0, "intended_start_ns": n, "end_ns": n + 1_000_000},
-    )
+    result = _sample_result(n, n + 1_000_000, np.zeros(3, dtype=np.int64))
     for s in plan[:4]:
         number = s.block + 1
         display.sample_started(s, conditions[s.condition_index], number)  # type: ignore[arg-type]
-        display.sample_finished(s, result, 100.0)  # type: ignore[arg-type]
+        display.sample_finished(s, result, 100.0)
     lines = out.getvalue().splitlines()
     assert lines[-1].startswith("[4/6] off #2/3 (block 2): 100 TPS")
     assert lines[-2].startswith("[3/6] on #2/3 (block 2):")
@@ -308,13 +391,10 @@ def test_a_resumed_runs_progress_counts_the_whole_run_and_its_eta_this_process()
     plan = [ScheduledSample(i, i // 2, i % 2) for i in range(8)]
     display.run_started(1, conditions, plan, frozenset(range(3)))  # type: ignore[arg-type]
     n = np.arange(3, dtype=np.int64)
-    result = SimpleNamespace(
-        t0_ns=0,
-        columns={"start_ns": n, "status": n * 0, "intended_start_ns": n, "end_ns": n + 1_000_000},
-    )
+    result = _sample_result(n, n + 1_000_000, np.zeros(3, dtype=np.int64))
     for s in plan[3:]:
         display.sample_started(s, conditions[s.condition_index], s.block + 1)  # type: ignore[arg-type]
-        display.sample_finished(s, result, 100.0)  # type: ignore[arg-type]
+        display.sample_finished(s, result, 100.0)
     lines = out.getvalue().splitlines()
     assert lines[0] == "run 1: 5 samples left of 8 (resumed)"
     assert [line.split("]")[0] for line in lines[1:]] == [f"[{k}/8" for k in range(4, 9)]

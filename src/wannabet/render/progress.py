@@ -22,6 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from wannabet.analysis import histogram
 from wannabet.analysis.sequential import SequentialComparison
 from wannabet.engine.base import SampleResult
 from wannabet.model import Condition, ScheduledSample
@@ -159,13 +160,7 @@ class ProgressDisplay:
 
     def _print_line(self, sample: ScheduledSample, result: SampleResult, tps: float) -> None:
         finished = sum(self.done_per_condition.values())
-        start = result.columns["start_ns"]
-        # As the TPS beside it: successful transactions after the warm-up; latency from the
-        # scheduled start, as every analysis counts it (an open loop that falls behind waits).
-        ok = (result.columns["status"] == 0) & (start >= result.t0_ns + self.warmup_ns)
-        intended = result.columns["intended_start_ns"]
-        latency_ms = (result.columns["end_ns"][ok] - intended[ok]) / 1e6
-        p99 = duration(float(np.percentile(latency_ms, 99))) if latency_ms.size else "–"
+        p99 = duration(sample_p99_ms(result, self.warmup_ns))
         elapsed = time.monotonic() - self._started
         here = finished - self._before
         eta = elapsed / here * (self._total - finished) if here > 0 else 0.0
@@ -186,6 +181,40 @@ class ProgressDisplay:
         return sample_name(
             label, number, sample.block + 1, of=f"≤{of}" if self.until_decided else of
         )
+
+
+def sample_p99_ms(result: SampleResult, warmup_ns: int) -> float | None:
+    """The sample's p99 latency (ms) as ``summary`` gives it; None when no transaction after
+    the warm-up succeeded.
+
+    As the TPS beside it: successful transactions after the warm-up, latency from the
+    scheduled start (an open loop that falls behind waits). From the summaries' histograms,
+    which count every transaction whether its row was kept or not (``--record none`` keeps
+    none, a fraction a subset), at their bin's midpoint as ``summary``'s p99; from the kept
+    rows only when the engine gave no summaries.
+    """
+    summaries = result.summaries
+    if summaries.statuses["count"].size:
+        bins = summaries.bins
+        measured = ~bins["warmup"]
+        # One histogram per transaction type (each in the engine's layout), merged exactly.
+        per_type = []
+        for txn_type in np.unique(bins["txn_type"][measured]):
+            mine = np.flatnonzero(measured & (bins["txn_type"] == txn_type))
+            mine = mine[np.argsort(bins["lo_ns"][mine])]
+            per_type.append(
+                histogram.Histogram(
+                    bins["lo_ns"][mine].astype(np.uint64),
+                    bins["hi_ns"][mine].astype(np.uint64),
+                    bins["count"][mine].astype(np.uint64),
+                )
+            )
+        merged = histogram.merge(*per_type)
+        return histogram.quantile(merged, 0.99) / 1e6 if histogram.count(merged) else None
+    columns = result.columns
+    ok = (columns["status"] == 0) & (columns["start_ns"] >= result.t0_ns + warmup_ns)
+    latency_ms = (columns["end_ns"][ok] - columns["intended_start_ns"][ok]) / 1e6
+    return float(np.percentile(latency_ms, 99)) if latency_ms.size else None
 
 
 def _clock(seconds: float) -> str:
