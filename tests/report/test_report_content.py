@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -15,7 +16,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wannabet.analysis.bayes import BayesOptions
-from wannabet.render.format import cell, interval, one_line, strip_control
+from wannabet.render.format import (
+    VerdictCells,
+    cell,
+    interval,
+    one_line,
+    share,
+    signed,
+    signed_interval,
+    strip_control,
+    verdict_cells,
+)
 from wannabet.render.markdown import markdown_table, verdict_markdown
 from wannabet.render.report import verdict_sentence
 from wannabet.render.report.build import condition_notes
@@ -191,6 +202,52 @@ def test_markdown_verdict_table_is_the_same_everywhere(sqlite_runs: Runs) -> Non
     ):
         out = ok(*cmd, "--results", results, "--run", rid)
         assert table in out, cmd
+
+
+def test_the_figures_of_a_comparison_have_one_spelling() -> None:
+    assert (share(0.12345), share(0.0), share(None)) == ("12.3%", "0.0%", "–")
+    assert (signed(-0.4142, 2), signed(0.0, 2), signed(15.63, 1), signed(None, 1)) == (
+        "-0.41",
+        "+0.00",
+        "+15.6",
+        "–",
+    )
+    assert signed_interval(9.14, 22.0) == "[+9.1, +22.0]"
+    assert signed_interval(-3.25, 0.5, 2) == "[-3.25, +0.50]"
+    pair = {"delta_pct": -4.25, "ci_pct": [-6.5, -2.0], "median_delta_pct": None,
+            "test": "", "p_adjusted": 0.0004, "cliffs_delta": -0.4142}  # fmt: skip
+    assert verdict_cells(pair) == VerdictCells(  # type: ignore[arg-type]
+        delta="-4.2%", ci="[-6.50, -2.00]%", median_delta="–", test="–", p="<0.001", cliff="-0.41"
+    )
+
+
+def test_every_output_writes_a_comparisons_figures_alike(sqlite_runs: Runs) -> None:
+    from rich.console import Console
+
+    from wannabet.render.compare import compare_table
+
+    store = Store(sqlite_runs.results)
+    doc = compare_runs(store, [sqlite_runs.ids["six"]])
+    console = Console(width=400, color_system=None, record=True, file=io.StringIO())
+    console.print(compare_table(doc))
+    terminal = console.export_text()
+    markdown = verdict_markdown(doc)
+    html = build_report(store, [sqlite_runs.ids["six"]]).html
+    for c in doc["conditions"]:
+        cv = "–" if c["cv"] is None else f"{100 * c['cv']:.1f}%"
+        assert f" {cv} " in terminal and f">{cv}<" in html
+    for pair in doc["comparisons"]:
+        cells = verdict_cells(pair)
+        d = pair["cliffs_delta"]
+        assert cells.cliff == ("–" if d is None else f"{d:+.2f}")
+        row = next(line for line in terminal.splitlines() if f"{pair['condition']} vs" in line)
+        assert [x.strip() for x in row.split("│")[2:8]] == [cells.delta, cells.ci,
+            cells.median_delta, cells.test, cells.p, cells.cliff]  # fmt: skip
+        line = next(ln for ln in markdown.splitlines() if ln.startswith(f"| {pair['condition']} "))
+        assert [x.strip() for x in line.split("|")[3:7]] == [cells.delta, cells.ci, cells.test,
+                                                            cells.p]  # fmt: skip
+        for cell_text in (cells.delta, cells.ci, cells.median_delta, cells.p, cells.cliff):
+            assert f">{cell_text}<" in html
 
 
 def test_markdown_tables_are_aligned_plain_text() -> None:

@@ -30,6 +30,8 @@ from wannabet.render.format import (
     p_value,
     pairs_title,
     pct,
+    share,
+    verdict_cells,
 )
 from wannabet.render.markdown import (
     degraded_warnings,
@@ -96,7 +98,7 @@ def compare_table(doc: ComparisonDocument) -> Group:
             shown.num(c["sd"]),
             shown.num(c["median"]),
             shown.num(c["p95"]),
-            "–" if c["cv"] is None else f"{100 * c['cv']:.1f}%",
+            share(c["cv"]),
             p_value(c["normality"]["p"]),
             shown.interval(c["clt"]["mean_ci95"]),
         )
@@ -129,14 +131,15 @@ def compare_table(doc: ComparisonDocument) -> Group:
             table.add_column(name, justify="right" if name not in ("test", "verdict") else "left")
         for pair in doc["comparisons"]:
             style = _VERDICT_STYLE.get(pair["verdict"], "")
+            cells = verdict_cells(pair)
             table.add_row(
                 escape(f"{pair['condition']} vs {pair['baseline']}"),
-                pct(pair["delta_pct"]),
-                interval(pair["ci_pct"], "%"),
-                pct(pair["median_delta_pct"]),
-                escape(pair["test"] or "–"),
-                p_value(pair["p_adjusted"]),
-                "–" if pair["cliffs_delta"] is None else f"{pair['cliffs_delta']:+.2f}",
+                cells.delta,
+                cells.ci,
+                cells.median_delta,
+                escape(cells.test),
+                cells.p,
+                cells.cliff,
                 _verdict_cell(pair, style),
             )
         parts.append(table)

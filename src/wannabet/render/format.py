@@ -2,9 +2,10 @@
 a sample's name and a label.
 
 One home for these, so a terminal table, a Markdown table and the HTML report print the same
-figure the same way. Latencies are carried in ms everywhere (JSON and CSV too); a table shows a
-column of them in the :class:`TimeUnit` :func:`time_unit` picks for it (ns, µs, ms or s). A
-sample is named by :func:`sample_name` (``off #4 (block 4)``) wherever it is shown.
+figure the same way; the verdict table's figures of a comparison (:func:`verdict_cells`) are
+written here once for all three. Latencies are carried in ms everywhere (JSON and CSV too); a
+table shows a column of them in the :class:`TimeUnit` :func:`time_unit` picks for it (ns, µs,
+ms or s). A sample is named by :func:`sample_name` (``off #4 (block 4)``) wherever it is shown.
 
 Labels and messages come from results files: :func:`strip_control`, :func:`one_line`,
 :func:`cell` and :func:`markup` keep escape sequences, control characters and line breaks from
@@ -18,7 +19,10 @@ import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wannabet.documents import PairDocument
 
 #: what a missing figure prints as
 MISSING = "–"
@@ -175,6 +179,24 @@ def interval(pair: Sequence[float | None] | None, suffix: str = "") -> str:
     return f"[{fmt_num(pair[0])}, {fmt_num(pair[1])}]{suffix}"
 
 
+def share(x: float | None) -> str:
+    """A fraction as a percentage with one decimal, unsigned: 0.123 is ``12.3%`` (a CV, a
+    posterior probability); "–" when unknown."""
+    return MISSING if x is None else f"{100 * x:.1f}%"
+
+
+def signed(x: float | None, digits: int) -> str:
+    """``x`` with its sign and ``digits`` decimals: a change (``+3.2`` percentage points),
+    Cliff's delta (``-0.41``); "–" when unknown."""
+    return MISSING if x is None else f"{x:+.{digits}f}"
+
+
+def signed_interval(low: float, high: float, digits: int = 1) -> str:
+    """``[low, high]`` of a change, each end with its sign and ``digits`` decimals:
+    ``[+9.1, +22.0]`` (:func:`interval` writes unsigned figures)."""
+    return f"[{signed(low, digits)}, {signed(high, digits)}]"
+
+
 def strip_control(text: str) -> str:
     """``text`` with every control character (ESC, so every escape sequence) and bidi control
     shown escaped, ``\\x1b``, ``\\u202e``: nothing in it acts on a terminal (tabs and
@@ -228,6 +250,37 @@ def speed_factor(latency_delta_pct: float) -> str:
     if factor < 100.0:
         return f"{factor:.1f}×"
     return f"{factor:,.0f}×"
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictCells:
+    """One comparison's figures in the verdict table, as every output writes them (``compare``
+    in a terminal and in Markdown, ``summary``, the report); each adds its own markup and
+    chooses its columns."""
+
+    #: change of the mean (or of the statistic): ``+3.2%``
+    delta: str
+    #: its interval: ``[1.1, 5.3]%``
+    ci: str
+    #: change of the median
+    median_delta: str
+    test: str
+    #: the Holm-adjusted p-value
+    p: str
+    #: Cliff's delta: ``+0.41``
+    cliff: str
+
+
+def verdict_cells(pair: PairDocument) -> VerdictCells:
+    """The verdict table's figures of one comparison (``comparisons[]`` of the document)."""
+    return VerdictCells(
+        delta=pct(pair["delta_pct"]),
+        ci=interval(pair["ci_pct"], "%"),
+        median_delta=pct(pair["median_delta_pct"]),
+        test=pair["test"] or MISSING,
+        p=p_value(pair["p_adjusted"]),
+        cliff=signed(pair["cliffs_delta"], 2),
+    )
 
 
 #: the verdict table's title by ``--pairs``

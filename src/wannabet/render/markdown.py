@@ -24,6 +24,7 @@ from wannabet.render.format import (
     pct,
     sample_name,
     strip_control,
+    verdict_cells,
 )
 
 
@@ -175,14 +176,15 @@ def verdict_markdown(doc: ComparisonDocument) -> str:
         [
             c["condition"],
             c["baseline"],
-            pct(c["delta_pct"]),
-            interval(c["ci_pct"], "%"),
-            c["test"] or "–",
-            p_value(c["p_adjusted"]),
+            cells.delta,
+            cells.ci,
+            cells.test,
+            cells.p,
             f"**{c['verdict']}**" + bayes_note(c),
             split(c) or c["note"],
         ]
         for c in doc["comparisons"]
+        for cells in [verdict_cells(c)]
     ]
     table = markdown_table(
         [

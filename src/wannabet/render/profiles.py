@@ -20,9 +20,18 @@ from wannabet.analysis.profiles import FrameChange, ProfileComparison
 from wannabet.engine.flame import flame_graph
 from wannabet.profiling import ProfileDifference, RunProfiles
 
+from .format import signed, signed_interval
 from .markdown import markdown_table
 
-__all__ = ["FlameGraph", "differential_graph", "flame_graphs", "frame_line", "profile_tables"]
+__all__ = [
+    "FRAME_KEYS",
+    "FlameGraph",
+    "differential_graph",
+    "flame_graphs",
+    "frame_cells",
+    "frame_line",
+    "profile_tables",
+]
 
 #: undecided frames: a neutral grey, so that colour means a decided change
 UNDECIDED = "#d9d9d9"
@@ -51,12 +60,12 @@ def _mix(scale: tuple[tuple[int, int, int], tuple[int, int, int]], t: float) -> 
 def frame_line(change: FrameChange) -> str:
     """``md5_text: 0.0% → 15.6% of the CPU, +15.6 pp [+9.1, +22.0] (99.9%), grew``."""
     c = change.change
-    interval = (
-        "" if c is None else f" [{c.low:+.1f}, {c.high:+.1f}] ({100 * c.level:.4g}% interval)"
-    )
+    interval = ""
+    if c is not None:
+        interval = f" {signed_interval(c.low, c.high)} ({100 * c.level:.4g}% interval)"
     return (
         f"{change.frame}: {change.baseline_pct:.1f}% → {change.other_pct:.1f}% of the CPU,"
-        f" {change.change_pp:+.1f} pp{interval}, {change.verdict}"
+        f" {signed(change.change_pp, 1)} pp{interval}, {change.verdict}"
     )
 
 
@@ -81,10 +90,12 @@ def _hover(change: FrameChange) -> str:
     """A frame's hover text: its name, then its figures in one closing parenthesis (the graph's
     script takes the name back by cutting the last parenthesis, so none may be nested)."""
     c = change.change
-    interval = "" if c is None else f", {c.low:+.1f} to {c.high:+.1f} pp at {100 * c.level:.4g}%"
+    interval = ""
+    if c is not None:
+        interval = f", {signed(c.low, 1)} to {signed(c.high, 1)} pp at {100 * c.level:.4g}%"
     return (
         f"{change.frame} ({change.verdict}: {change.baseline_pct:.1f}% → {change.other_pct:.1f}%"
-        f" of the CPU, {change.change_pp:+.1f} pp{interval})"
+        f" of the CPU, {signed(change.change_pp, 1)} pp{interval})"
     )
 
 
@@ -149,14 +160,20 @@ def _columns(d: ProfileDifference) -> list[tuple[str, str]]:
     ]
 
 
-def _cells(ch: FrameChange) -> list[str]:
+#: what each of :func:`frame_cells` holds (the report's row keys)
+FRAME_KEYS = ("frame", "baseline", "other", "change", "interval", "verdict")
+
+
+def frame_cells(ch: FrameChange) -> list[str]:
+    """One frame's row of a pair's table, on screen, in Markdown and in the report: its share
+    of the CPU in each (%), the change and its interval (percentage points)."""
     iv = ch.change
     return [
         ch.frame,
         f"{ch.baseline_pct:.1f}",
         f"{ch.other_pct:.1f}",
-        f"{ch.change_pp:+.1f}",
-        "" if iv is None else f"[{iv.low:+.1f}, {iv.high:+.1f}]",
+        signed(ch.change_pp, 1),
+        "" if iv is None else signed_interval(iv.low, iv.high),
         ch.verdict,
     ]
 
@@ -188,7 +205,7 @@ def profile_tables(profiles: RunProfiles) -> Group:
         for name, justify in _columns(d):
             table.add_column(escape(name), justify=justify)  # type: ignore[arg-type]
         for ch in d.comparison.changes:
-            cells = [escape(v) for v in _cells(ch)]
+            cells = [escape(v) for v in frame_cells(ch)]
             style = {"grew": "red", "shrank": "blue"}.get(ch.verdict, "")
             if style:
                 cells[-1] = f"[{style}]{ch.verdict}[/{style}]"
@@ -207,7 +224,7 @@ def profile_markdown(profiles: RunProfiles) -> str:
         columns = _columns(d)
         table = markdown_table(
             [name for name, _ in columns],
-            [_cells(ch) for ch in d.comparison.changes],
+            [frame_cells(ch) for ch in d.comparison.changes],
             [justify for _, justify in columns],
         )
         out.append(f"### {_title(d)}\n\n{table}\n{_summary(d.comparison)}\n")

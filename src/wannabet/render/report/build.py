@@ -22,15 +22,17 @@ from wannabet.render.format import (
     pairs_caption,
     pct,
     sample_name,
+    share,
     speed_factor,
     time_unit,
+    verdict_cells,
 )
 from wannabet.render.markdown import (
     comparison_markdown,
     degraded_warnings,
     open_loop_warnings,
 )
-from wannabet.render.profiles import flame_graphs
+from wannabet.render.profiles import FRAME_KEYS, flame_graphs, frame_cells
 from wannabet.render.report import charts
 from wannabet.render.report.inputs import ConditionData, ReportData, ReportInput
 from wannabet.render.report.page import Chart, render_page
@@ -349,19 +351,7 @@ def _profiles(inputs: ReportInput) -> dict[str, Any] | None:
                     f" over {c.n_baseline} and {c.n_other} samples"
                     + (f". {c.note}" if c.note else "")
                 ),
-                "rows": [
-                    {
-                        "frame": ch.frame,
-                        "baseline": f"{ch.baseline_pct:.1f}",
-                        "other": f"{ch.other_pct:.1f}",
-                        "change": f"{ch.change_pp:+.1f}",
-                        "interval": ""
-                        if ch.change is None
-                        else f"[{ch.change.low:+.1f}, {ch.change.high:+.1f}]",
-                        "verdict": ch.verdict,
-                    }
-                    for ch in c.changes
-                ],
+                "rows": [dict(zip(FRAME_KEYS, frame_cells(ch), strict=True)) for ch in c.changes],
             }
         )
     return {"flames": plain, "diffs": diffs, "tables": tables}
@@ -399,16 +389,17 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
     verdict_rows = []
     bayes_rows = []
     for c in comparisons:
+        cells = verdict_cells(c)
         verdict_rows.append(
             {
                 "condition": c["condition"],
                 "baseline": c["baseline"],
-                "delta": pct(c["delta_pct"]),
-                "ci": interval(c["ci_pct"], "%"),
-                "median_delta": pct(c["median_delta_pct"]),
-                "test": c["test"] or "–",
-                "p": p_value(c["p_adjusted"]),
-                "cliff": "–" if c["cliffs_delta"] is None else f"{c['cliffs_delta']:+.2f}",
+                "delta": cells.delta,
+                "ci": cells.ci,
+                "median_delta": cells.median_delta,
+                "test": cells.test,
+                "p": cells.p,
+                "cliff": cells.cliff,
                 "verdict": c["verdict"],
                 "note": c.get("disagreement") or c["note"],
                 "split": bool(c.get("disagreement")),
@@ -422,7 +413,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
                     "baseline": c["baseline"],
                     "mean": pct(p.mean_pct),
                     "hdi": interval(list(p.hdi_pct), "%"),
-                    "p_faster": f"{100 * float(p.p_faster):.1f}%",
+                    "p_faster": share(float(p.p_faster)),
                     "rope": str(p.rope_decision),
                     "rhat": finite_num(p.rhat_max),
                     "ess": finite_num(p.ess_min),
@@ -450,7 +441,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
                 "median": tu.num(cond["median"]),
                 "p95": tu.num(cond["p95"]),
                 "p99": tu.num(cond["p99"]),
-                "cv": "–" if cond["cv"] is None else f"{100 * cond['cv']:.1f}%",
+                "cv": share(cond["cv"]),
                 "ci": tu.interval(cond["clt"]["mean_ci95"]),
                 "transactions": "–" if cd is None else f"{cd.transactions:,}",
                 # Percentiles of the transactions themselves, beside those of the sample means.
