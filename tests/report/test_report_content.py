@@ -21,6 +21,7 @@ from wannabet.render.format import (
     cell,
     interval,
     one_line,
+    p_value,
     share,
     signed,
     signed_interval,
@@ -219,6 +220,16 @@ def test_the_figures_of_a_comparison_have_one_spelling() -> None:
     assert verdict_cells(pair) == VerdictCells(  # type: ignore[arg-type]
         delta="-4.2%", ci="[-6.50, -2.00]%", median_delta="–", test="–", p="<0.001", cliff="-0.41"
     )
+
+
+@given(st.floats(min_value=0.0, max_value=1.0) | st.sampled_from([0.000999, 0.001, 0.0315]))
+def test_a_p_value_reads_the_same_in_a_table_and_in_a_sentence(p: float) -> None:
+    from wannabet.analysis.tests import p_text
+
+    shown = p_value(p)
+    assert shown == ("<0.001" if p < 0.001 else f"{p:.3f}")
+    assert p_text(p) == ("p" if shown.startswith("<") else "p=") + shown
+    assert (p_value(None), p_text(None)) == ("–", "p=n/a")
 
 
 def test_every_output_writes_a_comparisons_figures_alike(sqlite_runs: Runs) -> None:

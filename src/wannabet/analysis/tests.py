@@ -34,6 +34,8 @@ __all__ = [
     "mann_whitney_u",
     "min_mann_whitney_p",
     "one_way_anova",
+    "p_rounded",
+    "p_text",
     "two_sample_test",
     "u_null_distribution",
     "welch_anova",
@@ -591,9 +593,16 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
     return out
 
 
+def p_rounded(p: float) -> str:
+    """A p-value as every output shows it: three decimals, ``<0.001`` below that (never
+    ``0.000``, which would claim an impossible certainty). The one rule for the analysis'
+    sentences (:func:`p_text`) and the tables (``wannabet.render.format.p_value``)."""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def p_text(p: float | None) -> str:
-    """A p-value in a sentence, rounded as the tables round it
-    (``wannabet.render.format.p_value``): ``p=0.032``, ``p<0.001``, never ``p=0.000``."""
+    """A p-value in a sentence, rounded by :func:`p_rounded`: ``p=0.032``, ``p<0.001``."""
     if p is None:
         return "p=n/a"
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
+    shown = p_rounded(p)
+    return f"p{shown}" if shown.startswith("<") else f"p={shown}"

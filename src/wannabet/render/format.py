@@ -156,10 +156,14 @@ def sample_name(
 
 
 def p_value(p: float | None) -> str:
-    """A p-value to three decimals, ``<0.001`` below that."""
+    """A p-value to three decimals, ``<0.001`` below that: the analysis' rule
+    (:func:`wannabet.analysis.tests.p_rounded`), so a table and a sentence round alike."""
     if p is None:
         return MISSING
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    # Here, not at the top: the formatting helpers stay free of the analysis' imports.
+    from wannabet.analysis.tests import p_rounded
+
+    return p_rounded(p)
 
 
 def fixed(value: float | None, digits: int) -> str:
