@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from wannabet.render.format import MISSING
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -170,6 +172,43 @@ def test_the_default_alpha_is_written_once() -> None:
     assert not hits, "use wannabet.model.DEFAULT_ALPHA:\n" + "\n".join(hits)
 
 
+def _dash_literals(text: str) -> list[int]:
+    """The lines of a module's string constants that are a lone "–" (the missing figure), not
+    the dash of a range inside an f-string (``f"{low}–{high}"``)."""
+    tree = ast.parse(text)
+    in_fstrings = {
+        id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values
+    }
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value == MISSING and id(node) not in in_fstrings
+    ]
+
+
+def _missing_spelled_out() -> list[str]:
+    render = SRC / "render"
+    hits = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in sorted(render.rglob("*.py"))
+        if path != render / "format.py"
+        for line in _dash_literals(path.read_text())
+    ]
+    for path in sorted((render / "templates").glob("*")):
+        text = path.read_text()
+        hits += [
+            f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+            for m in re.finditer(rf"[\"']{MISSING}[\"']", text)
+        ]
+    return hits
+
+
+def test_render_writes_a_missing_figure_as_format_missing() -> None:
+    # One spelling of "no figure here", so that changing it changes every output.
+    hits = _missing_spelled_out()
+    assert not hits, "write wannabet.render.format.MISSING:\n" + "\n".join(hits)
+
+
 def test_the_guards_see_what_they_guard() -> None:
     """Each scan finds its pattern where it is allowed and in the forms it claims to catch, so
     none of them passes by matching nothing at all."""
@@ -196,6 +235,7 @@ def test_the_guards_see_what_they_guard() -> None:
     assert KIND_COMPARISON.search('    match kind:\n        case "sqlite":')
     assert KIND_COMPARISON.search('if target_url.startswith("postgres"):')
     assert KIND_COMPARISON.search("if run.target_kind in ('sqlite', 'duckdb'):")
+    assert _dash_literals('X = "–" if v is None else f"{lo}–{hi}"\nY = f"{v or \'–\'}"') == [1, 2]
     assert _hits(ENGINE_IMPORT, outside="store")  # the engine package's own imports
     assert _hits(ALPHA_LITERAL, outside="store")  # the analysis layer's own defaults
     for form in ('alpha = data.get("alpha", 0.05)', "alpha or 0.05", "alpha: AlphaOption = 0.05"):

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from wannabet.analysis.planning import Pilot, Plan
 from wannabet.durations import format_duration
+from wannabet.render.format import MISSING
 
 _STAT = {"mean": "mean latency", "p99": "p99 latency", "tps": "throughput (TPS)"}
 
@@ -99,7 +100,7 @@ def plan_table(pilot: Pilot, plan: Plan, run_id: int) -> Group:
             f"{cand.duration_s:.3g} s",
             "> 1,000" if cand.samples is None else str(cand.samples),
             f"{100 * cand.power:.0f}%",
-            "–" if cand.run_s is None else _clock(cand.run_s) + mark,
+            MISSING if cand.run_s is None else _clock(cand.run_s) + mark,
         )
     parts.append(options)
     flags = plan_options(plan)

@@ -26,7 +26,7 @@ from wannabet.analysis import histogram
 from wannabet.analysis.sequential import SequentialComparison
 from wannabet.engine.base import SampleResult
 from wannabet.model import Condition, ScheduledSample
-from wannabet.render.format import duration, sample_name
+from wannabet.render.format import MISSING, duration, sample_name
 from wannabet.render.format import label as shown
 
 
@@ -101,7 +101,7 @@ class ProgressDisplay:
             what = f"{left} samples" + (f" left of {len(plan)} (resumed)" if done else "")
             self.console.print(f"run {run_id}: {what}", highlight=False, soft_wrap=True)
             return
-        self.task = self.progress.add_task(f"run {run_id}", total=total, tps="–", p99="–")
+        self.task = self.progress.add_task(f"run {run_id}", total=total, tps=MISSING, p99=MISSING)
 
     def sample_started(self, sample: ScheduledSample, condition: Condition, number: int) -> None:
         # The runner numbers samples as it stores them: a degraded attempt run again is stored
@@ -113,8 +113,8 @@ class ProgressDisplay:
             self.progress.update(
                 self.task,
                 description=self._shown,
-                tps="–",
-                p99="–",
+                tps=MISSING,
+                p99=MISSING,
             )
 
     def sample_progress(self, ok: int, errors: int, elapsed_s: float, p99_ms: float) -> None:

@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from wannabet.render.format import TimeUnit, cell, fmt_num, markup, one_line, time_unit
+from wannabet.render.format import (
+    MISSING,
+    TimeUnit,
+    cell,
+    fmt_num,
+    markup,
+    one_line,
+    time_unit,
+)
 from wannabet.render.markdown import markdown_table
 from wannabet.store import ConditionSummary, RunInfo
 
@@ -189,10 +197,10 @@ def relation_rows(relations: Sequence[RelationActivity]) -> list[tuple[str, list
             continue
         shown[(r.condition, r.kind)] = seen + 1
         m = r.per_sample
-        share = "–" if r.hit_share is None else f"{r.hit_share:.1%}"
+        share = MISSING if r.hit_share is None else f"{r.hit_share:.1%}"
         if r.kind == "table":
             hot = "" if r.hot_share is None else f" ({r.hot_share:.0%} HOT)"
-            dead = "–" if r.dead_tuples is None else fmt_num(r.dead_tuples)
+            dead = MISSING if r.dead_tuples is None else fmt_num(r.dead_tuples)
             cells = [
                 r.condition,
                 r.relation,
@@ -275,7 +283,7 @@ def unit_of_work_table(units: Sequence[UnitOfWork]) -> Table:
     for u in units:
         d = u.to_dict()
         check = u.server_check
-        commits = "–"
+        commits = MISSING
         if check is not None:
             commits = f"{check.engine_commits}/{check.server_commits}"
             if check.ok is False:
@@ -287,10 +295,10 @@ def unit_of_work_table(units: Sequence[UnitOfWork]) -> Table:
             fmt_num(d["cpu_ms_per_unit"]),
             fmt_num(d["wait_ms_per_unit"]),
             fmt_num(d["response_ms_per_unit"]),
-            "–" if util is None else f"{util:.0%}",
+            MISSING if util is None else f"{util:.0%}",
             _written(d["io_per_unit"]),
             commits,
-            markup(", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or "–"),
+            markup(", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or MISSING),
         )
     return table
 
@@ -302,9 +310,9 @@ def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
     for u in units:
         d = u.to_dict()
         check = u.server_check
-        commits = "–" if check is None else f"{check.engine_commits}/{check.server_commits}"
+        commits = MISSING if check is None else f"{check.engine_commits}/{check.server_commits}"
         util = d["utilization"]
-        waits = ", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or "–"
+        waits = ", ".join(f"{w.event} {w.share:.0%}" for w in u.top_waits[:3]) or MISSING
         body.append(
             [
                 u.condition,
@@ -312,7 +320,7 @@ def unit_of_work_markdown(units: Sequence[UnitOfWork]) -> str:
                 fmt_num(d["cpu_ms_per_unit"]),
                 fmt_num(d["wait_ms_per_unit"]),
                 fmt_num(d["response_ms_per_unit"]),
-                "–" if util is None else f"{util:.0%}",
+                MISSING if util is None else f"{util:.0%}",
                 _written(d["io_per_unit"]),
                 commits,
                 waits,
@@ -335,12 +343,12 @@ CLIENT_NOTE = (
 
 
 def _mib(value: float | None) -> str:
-    return "–" if value is None else f"{value / 2**20:,.1f}"
+    return MISSING if value is None else f"{value / 2**20:,.1f}"
 
 
 def _client_cells(c: ClientCost) -> list[str]:
     spread = (
-        "–"
+        MISSING
         if c.peak_rss_min_bytes is None or c.peak_rss_max_bytes is None
         else f"{_mib(c.peak_rss_min_bytes)}–{_mib(c.peak_rss_max_bytes)}"
     )
@@ -349,7 +357,7 @@ def _client_cells(c: ClientCost) -> list[str]:
         str(c.samples),
         _mib(c.peak_rss_bytes),
         spread,
-        "–" if per_txn is None else fmt_num(per_txn),
+        MISSING if per_txn is None else fmt_num(per_txn),
     ]
 
 
@@ -390,7 +398,7 @@ def _written(io: dict[str, float]) -> str:
             value = io[key]
             text = f"{value / 1024:.1f} KiB" if value >= 1024 else f"{value:.0f} B"
             return f"{label} {text}".strip()
-    return "–"
+    return MISSING
 
 
 def curve_lines(units: Sequence[UnitOfWork]) -> list[str]:
@@ -540,11 +548,13 @@ def open_loop_table(open_loop: Sequence[OpenLoop]) -> Table:
     for name in ("requested/s", "achieved/s", "reached", "lag mean ms", "lag p99 ms"):
         table.add_column(name, justify="right")
     for o in open_loop:
-        reached = "–" if o.achieved_rate is None else f"{o.achieved_rate / o.requested_rate:.0%}"
+        reached = (
+            MISSING if o.achieved_rate is None else f"{o.achieved_rate / o.requested_rate:.0%}"
+        )
         table.add_row(
             markup(o.condition),
             f"{o.requested_rate:,.0f}",
-            "–" if o.achieved_rate is None else f"{o.achieved_rate:,.0f}",
+            MISSING if o.achieved_rate is None else f"{o.achieved_rate:,.0f}",
             f"[red]{reached}[/red]" if o.missed else reached,
             fmt_num(o.lag_mean_ms),
             fmt_num(o.lag_p99_ms),
@@ -557,7 +567,7 @@ def open_loop_markdown(open_loop: Sequence[OpenLoop]) -> str:
         [
             o.condition,
             f"{o.requested_rate:,.0f}",
-            "–" if o.achieved_rate is None else f"{o.achieved_rate:,.0f}",
+            MISSING if o.achieved_rate is None else f"{o.achieved_rate:,.0f}",
             fmt_num(o.lag_mean_ms),
             fmt_num(o.lag_p99_ms),
             "**missed**" if o.missed else "reached",
@@ -597,7 +607,7 @@ def generator_cells(g: GeneratorSummary) -> list[str]:
         str(g.samples),
         str(g.lost),
         f"{g.committed:,}",
-        "–" if g.tps is None else f"{g.tps:,.0f}",
+        MISSING if g.tps is None else f"{g.tps:,.0f}",
         fmt_num(g.p50_ms),
         fmt_num(g.p99_ms),
         _ms(g.offset_ms),
@@ -609,7 +619,7 @@ def generator_cells(g: GeneratorSummary) -> list[str]:
 
 def _ms(value: float | None) -> str:
     """A clock figure in ms to the microsecond (clocks are read to about that)."""
-    return "–" if value is None else f"{value:.3f}"
+    return MISSING if value is None else f"{value:.3f}"
 
 
 def generators_table(generators: Sequence[GeneratorSummary]) -> Table:

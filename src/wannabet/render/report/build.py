@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from wannabet.analysis.agreement import disagreement
 from wannabet.documents import ComparisonDocument, PairDocument
 from wannabet.render.format import (
+    MISSING,
     MS,
     TimeUnit,
     finite_num,
@@ -279,7 +280,7 @@ def shown_target(target: str | None, results: Path) -> str:
     (where ``run`` creates one by default) relative to it, so a mailed page carries no
     machine path; anything else as stored."""
     if not target:
-        return "–"
+        return MISSING
     prefix = "sqlite:///"
     if target.lower().startswith(prefix):
         path = Path(target[len(prefix) :])
@@ -360,7 +361,7 @@ def _profiles(inputs: ReportInput) -> dict[str, Any] | None:
 def _setting(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:g}"
-    return "–" if v is None else str(v)
+    return MISSING if v is None else str(v)
 
 
 def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]:
@@ -383,7 +384,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
         # How the run stopped comes first: it says how to read every figure after it.
         sentences.insert(0, sequential["note"])
     env_diff = [
-        (k, [(name, "–" if v is None else str(v)) for name, v in vals.items()])
+        (k, [(name, MISSING if v is None else str(v)) for name, v in vals.items()])
         for k, vals in inputs.environment_differences.items()
     ]
     verdict_rows = []
@@ -443,11 +444,11 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
                 "p99": tu.num(cond["p99"]),
                 "cv": share(cond["cv"]),
                 "ci": tu.interval(cond["clt"]["mean_ci95"]),
-                "transactions": "–" if cd is None else f"{cd.transactions:,}",
+                "transactions": MISSING if cd is None else f"{cd.transactions:,}",
                 # Percentiles of the transactions themselves, beside those of the sample means.
-                "tx_p50": tu.num(_tx_quantile(cd, 2)) if metric == "latency" else "–",
-                "tx_p95": tu.num(_tx_quantile(cd, 4)) if metric == "latency" else "–",
-                "errors": "–" if cd is None else f"{cd.errors:,}",
+                "tx_p50": tu.num(_tx_quantile(cd, 2)) if metric == "latency" else MISSING,
+                "tx_p95": tu.num(_tx_quantile(cd, 4)) if metric == "latency" else MISSING,
+                "errors": MISSING if cd is None else f"{cd.errors:,}",
                 "bet": cond["clt"].get("bet") or "",
             }
         )
@@ -465,7 +466,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
     n_samples = sorted({int(c["n"]) for c in conditions})
     if level == "sample":
         what = "sample means" if metric == "latency" else "per-sample throughputs"
-        n_text = " or ".join(str(n) for n in n_samples) or "–"
+        n_text = " or ".join(str(n) for n in n_samples) or MISSING
         cond_caption = (
             f"Sample level: n, mean, sd, median, p95, p99, CV and the CI are statistics of"
             f" the {n_text} {what} of each condition, not of single transactions."
@@ -492,7 +493,7 @@ def _context(inputs: ReportInput, data: ReportData, unit: str) -> dict[str, Any]
                     "waits": ", ".join(
                         f"{w} {uow_unit.num(ms)} {uow_unit}" for w, ms in row.top_waits[:3]
                     )
-                    or "–",
+                    or MISSING,
                 }
             )
     tail_unit = time_unit(x.get("stat_value") for d in inputs.per_type for x in d["conditions"])

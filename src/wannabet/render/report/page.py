@@ -31,7 +31,7 @@ import jinja2
 from markupsafe import Markup
 
 from wannabet.cache import cache_dir, is_private, private_cache_dir
-from wannabet.render.format import one_line
+from wannabet.render.format import MISSING, one_line
 
 if TYPE_CHECKING:
     import altair as alt
@@ -44,6 +44,8 @@ _TEMPLATES = jinja2.Environment(
     lstrip_blocks=True,
 )
 _TEMPLATES.filters["clean"] = lambda v: one_line(str(v))
+# A missing figure reads on the page as in every other output.
+_TEMPLATES.globals["MISSING"] = MISSING
 
 
 def breakable(value: Any) -> Markup:
