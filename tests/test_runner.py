@@ -303,3 +303,30 @@ def test_an_engine_error_after_ctrl_c_ends_the_run_as_interrupted(tmp_path: Path
         )
     info = store.run()
     assert info.status == "interrupted" and info.samples == 2
+
+
+def test_a_failing_setup_statement_is_named_by_its_file_line(tmp_path: Path) -> None:
+    from wannabet.testing.cli import wannabet
+
+    file = tmp_path / "bad-setup.toml"
+    file.write_text(
+        'name = "x"\n'
+        "[setup]\n"
+        'sql = """\n'
+        "CREATE TABLE ok_1 (x int);\n"
+        "\n"
+        "CREATE TABLE t t t (x int);\n"
+        '"""\n'
+        '[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n'
+    )
+    done = wannabet(
+        "run",
+        str(file),
+        "-t",
+        f"sqlite:///{tmp_path / 'db.sqlite'}",
+        "-r",
+        str(tmp_path / "r.duckdb"),
+    )
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    (line,) = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert f"{file}:6: [setup] sql, statement 2 ('CREATE TABLE t t t (x int)') failed" in line, line

@@ -559,6 +559,8 @@ class DistributedPlan:
 @dataclass(frozen=True, slots=True)
 class Setup:
     sql: str | None = None
+    #: the experiment file's line where the SQL's first line is, if known
+    sql_line: int | None = None
 
 
 #: when a hook runs (``[[hooks]] when``)

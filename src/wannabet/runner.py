@@ -1144,7 +1144,8 @@ def _resume(
 def _setup(experiment: Experiment, target: Target, engine: Engine, fresh_target: bool) -> None:
     """Run the setup SQL once; mark the default target as wannabet's once it exists."""
     if experiment.setup.sql:
-        _execute_all(engine, target, experiment.setup.sql, "setup.sql")
+        where = f"{experiment.source_path or '<experiment>'}: [setup] sql"
+        _execute_all(engine, target, experiment.setup.sql, where, experiment.setup.sql_line)
     if fresh_target and target.path is not None:
         mark_default_target(target.path)
 
@@ -2122,8 +2123,11 @@ def _deferred_interrupt(stopped_by: list[int]) -> Iterator[_Interrupt]:
             signal.signal(s, handler)
 
 
-def _execute_all(engine: Engine, target: Target, sql: str, where: str) -> None:
-    """Run a SQL batch statement by statement on one connection.
+def _execute_all(
+    engine: Engine, target: Target, sql: str, where: str, first_line: int | None = None
+) -> None:
+    """Run a SQL batch statement by statement on one connection; ``first_line``, the file line
+    of the batch's first line, lets an error name the failing statement's line.
 
     Statement by statement lets PostgreSQL run commands that refuse the implicit transaction of
     a multi-statement query (ALTER SYSTEM, VACUUM, CREATE DATABASE), and lets the error name the
@@ -2138,6 +2142,31 @@ def _execute_all(engine: Engine, target: Target, sql: str, where: str) -> None:
         if index is None or not 0 <= index < len(statements):
             raise QueryError(f"{where} failed: {exc}", code=exc.code) from None
         first = _first_line(statements[index])
+        line = _statement_line(sql, statements, index, first_line)
+        at = where if line is None else _at_line(where, line)
         raise QueryError(
-            f"{where}, statement {index + 1} ({first!r}) failed: {exc}", code=exc.code
+            f"{at}, statement {index + 1} ({first!r}) failed: {exc}", code=exc.code
         ) from None
+
+
+def _statement_line(
+    sql: str, statements: list[str], index: int, first_line: int | None
+) -> int | None:
+    """The file line where ``statements[index]`` (split from ``sql`` in order) begins."""
+    if first_line is None:
+        return None
+    at = 0
+    for k, statement in enumerate(statements[: index + 1]):
+        found = sql.find(statement.strip(), at)
+        if found < 0:
+            return None
+        if k == index:
+            return first_line + sql.count("\n", 0, found)
+        at = found + len(statement.strip())
+    return None
+
+
+def _at_line(where: str, line: int) -> str:
+    """``file: [setup] sql`` at ``line`` → ``file:line: [setup] sql``."""
+    file, sep, rest = where.partition(": ")
+    return f"{file}:{line}: {rest}" if sep else f"{where} (line {line})"

@@ -401,7 +401,10 @@ class _Reader:
             name=name,
             description=self.string(data, "description", "description") or "",
             target=target,
-            setup=Setup(sql=self.attempt(lambda: self.string(setup, "sql", "setup.sql"), None)),
+            setup=Setup(
+                sql=self.attempt(lambda: self.string(setup, "sql", "setup.sql"), None),
+                sql_line=self.locator.value_line("setup.sql", 1),
+            ),
             workload=workload,
             factors=factors,
             sampling=sampling,
