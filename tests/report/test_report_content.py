@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from wannabet.analysis.bayes import BayesOptions
+from wannabet.analysis.tests import p_text
 from wannabet.render.format import (
     VerdictCells,
     cell,
@@ -259,6 +261,11 @@ def test_every_output_writes_a_comparisons_figures_alike(sqlite_runs: Runs) -> N
                                                             cells.p]  # fmt: skip
         for cell_text in (cells.delta, cells.ci, cells.median_delta, cells.p, cells.cliff):
             assert f">{cell_text}<" in html
+    # The omnibus test's p rounds as compare's sentence does (it was "%.3g": p = 0.0123).
+    omnibus = doc["omnibus"]
+    assert omnibus is not None and omnibus["p"] is not None
+    shown = p_text(omnibus["p"]).replace("p=", "p = ").replace("p<", "p <")
+    assert f"Omnibus test: {omnibus['test']}, {escape(shown)}." in html
 
 
 def test_markdown_tables_are_aligned_plain_text() -> None:

@@ -31,7 +31,7 @@ import jinja2
 from markupsafe import Markup
 
 from wannabet.cache import cache_dir, is_private, private_cache_dir
-from wannabet.render.format import MISSING, one_line
+from wannabet.render.format import MISSING, one_line, p_value
 
 if TYPE_CHECKING:
     import altair as alt
@@ -46,6 +46,8 @@ _TEMPLATES = jinja2.Environment(
 _TEMPLATES.filters["clean"] = lambda v: one_line(str(v))
 # A missing figure reads on the page as in every other output.
 _TEMPLATES.globals["MISSING"] = MISSING
+# p-values round as in every other output (compare's table and sentences).
+_TEMPLATES.filters["p_value"] = p_value
 
 
 def breakable(value: Any) -> Markup:
