@@ -138,3 +138,21 @@ def test_a_duckdb_checkpoint_after_set_up_changes_is_not_a_failure(tmp_path: Pat
     assert code == 0, (out, err)
     assert "[setup] statement 2 ('CHECKPOINT')" in err and "not checked" in err, err
     assert "the target prepared all 1 statement" in " ".join(out.split())
+    # The database file the check made to try it is not left behind, nor its log.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dry.toml"]
+
+
+def test_check_leaves_no_new_sqlite_file_and_keeps_an_existing_one(tmp_path: Path) -> None:
+    path = tmp_path / "dry.toml"
+    path.write_text('name = "dry"\n[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n')
+    fresh = tmp_path / "fresh.sqlite"
+    code, out, err = cli("check", str(path), "--target", f"sqlite:///{fresh}")
+    assert code == 0, (out, err)
+    assert not fresh.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["dry.toml"]
+    kept = tmp_path / "kept.sqlite"
+    NativeEngine().execute(parse_target(f"sqlite:///{kept}"), "CREATE TABLE k (x int)")
+    code, out, err = cli("check", str(path), "--target", f"sqlite:///{kept}")
+    assert code == 0, (out, err)
+    assert NativeEngine().query(parse_target(f"sqlite:///{kept}"), "SELECT count(*) FROM k") == [
+        ("0",)
+    ]

@@ -1888,6 +1888,21 @@ def dry_run_experiment(experiment: Experiment, target: Target, engine: Engine) -
     after the set-up and the condition's SQL, in one transaction that is rolled back; nothing
     of the workload runs and nothing is kept. Every refusal is reported with its file line."""
     plan = _plan(experiment, target)
+    # A database file the check opens for the first time (SQLite, DuckDB) is not kept either.
+    made = [
+        path
+        for t in {t.url: t for t in plan.targets}.values()
+        if (path := database_file(t)) is not None and not path.exists()
+    ]
+    try:
+        return _dry_run(experiment, target, engine, plan)
+    finally:
+        for path in made:
+            for suffix in ("", "-journal", "-wal", "-shm", ".wal"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+def _dry_run(experiment: Experiment, target: Target, engine: Engine, plan: _Plan) -> list[Finding]:
     where = experiment.source_path or "<experiment>"
     dialect = target.backend.sql_dialect
     setup = (
