@@ -449,9 +449,15 @@ class _Reader:
         if "transactions" in data:
             transactions = self.transactions(data["transactions"], "workload.transactions", known)
         rate = self.rate(data, "workload.rate")
+        protocol: QueryProtocol | None = self.attempt(
+            lambda: self.protocol(data, "workload.protocol"), None
+        )
         on_error = data.get("on_error", "continue")
         if on_error not in ("continue", "abort"):
-            raise self.fail("workload.on_error", f'must be "continue" or "abort", got {on_error!r}')
+            on_error = self.recover(
+                self.fail("workload.on_error", f'must be "continue" or "abort", got {on_error!r}'),
+                "continue",
+            )
         return Workload(
             sessions=sessions,
             transactions=transactions,
@@ -462,9 +468,9 @@ class _Reader:
             max_tries=self.integer(
                 data, "max_tries", "workload.max_tries", 1, minimum=1, maximum=1_000_000
             ),
-            protocol=self.protocol(data, "workload.protocol") or "prepared",
+            protocol=protocol or "prepared",
             fetch_size=self.fetch_size(data, "workload.fetch_size"),
-            reconnect_s=self.reconnect(data),
+            reconnect_s=self.attempt(lambda: self.reconnect(data), None),
         )
 
     def reconnect(self, data: Mapping[str, Any]) -> float | None:
@@ -962,31 +968,47 @@ class _Reader:
             if model not in _BAYES_MODELS:
                 hint = difflib.get_close_matches(str(model), _BAYES_MODELS, n=1)
                 advice = f"did you mean {hint[0]!r}?" if hint else ", ".join(_BAYES_MODELS)
-                raise self.fail("bayes.model", f"unknown model {model!r}; {advice}")
-            out["model"] = model
+                model = self.recover(
+                    self.fail("bayes.model", f"unknown model {model!r}; {advice}"), None
+                )
+            if model is not None:
+                out["model"] = model
         for key in ("hdi", "prior_cv", "prior_mean", "prior_sd_max"):
             value = data.get(key)
             if value is None:
                 continue
+            # A wrong one is left out (compare --bayes keeps its default) and the next is read.
             if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-                raise self.fail(f"bayes.{key}", f"must be a positive number, got {value!r}")
-            if key == "hdi" and not 0.5 <= value < 1:
-                raise self.fail("bayes.hdi", f"must lie in [0.5, 1), e.g. 0.95; got {value!r}")
-            out[key] = float(value)
+                self.recover(
+                    self.fail(f"bayes.{key}", f"must be a positive number, got {value!r}"), None
+                )
+            elif key == "hdi" and not 0.5 <= value < 1:
+                self.recover(
+                    self.fail("bayes.hdi", f"must lie in [0.5, 1), e.g. 0.95; got {value!r}"),
+                    None,
+                )
+            else:
+                out[key] = float(value)
         return out
 
     def statistics(self, data: Mapping[str, Any]) -> StatisticsPlan:
         self.check_keys(data, _STATISTICS_KEYS, "statistics")
         enabled = data.get("enabled", True)
         if not isinstance(enabled, bool):
-            raise self.fail("statistics.enabled", f"must be true or false, not {_type(enabled)}")
+            enabled = self.recover(
+                self.fail("statistics.enabled", f"must be true or false, not {_type(enabled)}"),
+                True,
+            )
         interval = self.duration(data, "wait_interval", "statistics.wait_interval", WAIT_INTERVAL_S)
         lo, hi = WAIT_INTERVAL_RANGE_S
         if not lo <= interval <= hi:
-            raise self.fail(
-                "statistics.wait_interval",
-                f"must be between {lo * 1000:.0f}ms and {hi * 1000:.0f}ms,"
-                f' got {interval * 1000:g}ms; e.g. wait_interval = "50ms"',
+            interval = self.recover(
+                self.fail(
+                    "statistics.wait_interval",
+                    f"must be between {lo * 1000:.0f}ms and {hi * 1000:.0f}ms,"
+                    f' got {interval * 1000:g}ms; e.g. wait_interval = "50ms"',
+                ),
+                WAIT_INTERVAL_S,
             )
         cores = None
         if "server_cores" in data:
@@ -999,7 +1021,9 @@ class _Reader:
         self.check_keys(data, _PROFILE_KEYS, "profile")
         perf = data.get("perf", False)
         if not isinstance(perf, bool):
-            raise self.fail("profile.perf", f"must be true or false, not {_type(perf)}")
+            perf = self.recover(
+                self.fail("profile.perf", f"must be true or false, not {_type(perf)}"), False
+            )
         lo, hi = PROFILE_FREQUENCY_RANGE_HZ
         frequency = self.integer(
             data, "frequency", "profile.frequency", PROFILE_FREQUENCY_HZ, minimum=lo, maximum=hi
@@ -1011,30 +1035,42 @@ class _Reader:
         generators = self.integer(
             data, "generators", "distributed.generators", 0, minimum=0, maximum=MAX_GENERATORS
         )
-        address = self.string(data, "address", "distributed.address")
+        address = self.attempt(lambda: self.string(data, "address", "distributed.address"), None)
         tolerance = self.duration(
             data, "start_tolerance", "distributed.start_tolerance", START_TOLERANCE_S
         )
         if not 0.001 <= tolerance <= 10:
-            raise self.fail(
-                "distributed.start_tolerance",
-                f'must be between 1ms and 10s, got {tolerance * 1000:g}ms; e.g. "50ms"',
+            tolerance = self.recover(
+                self.fail(
+                    "distributed.start_tolerance",
+                    f'must be between 1ms and 10s, got {tolerance * 1000:g}ms; e.g. "50ms"',
+                ),
+                START_TOLERANCE_S,
             )
         return DistributedPlan(generators, address or None, tolerance)
 
     def sampling(self, data: Mapping[str, Any]) -> SamplingPlan:
+        # Each mistake is recovered from with the key's default, so that checking reports every
+        # one of the table's keys, not only the first.
         self.check_keys(data, _SAMPLING_KEYS, "sampling")
         until_decided = data.get("until_decided", False)
-        if not isinstance(until_decided, bool):
-            raise self.fail(
-                "sampling.until_decided", f"must be true or false, not {_type(until_decided)}"
+        stated = isinstance(until_decided, bool)
+        if not stated:
+            until_decided = self.recover(
+                self.fail(
+                    "sampling.until_decided", f"must be true or false, not {_type(until_decided)}"
+                ),
+                False,
             )
         if until_decided:
             if "samples" in data:
-                raise self.fail(
-                    "sampling.samples",
-                    "with until_decided the run stops when its comparisons are decided; give"
-                    " the most samples per condition as max_samples instead of samples",
+                self.recover(
+                    self.fail(
+                        "sampling.samples",
+                        "with until_decided the run stops when its comparisons are decided; give"
+                        " the most samples per condition as max_samples instead of samples",
+                    ),
+                    None,
                 )
             samples = self.integer(
                 data,
@@ -1045,19 +1081,26 @@ class _Reader:
                 maximum=1_000_000,
             )
         else:
-            for key in ("max_samples", "alpha", "rope"):
+            # With a wrong until_decided, whether these apply is not known: not said again.
+            for key in ("max_samples", "alpha", "rope") if stated else ():
                 if key in data:
-                    raise self.fail(
-                        f"sampling.{key}",
-                        "applies only to a run that stops when decided; add until_decided ="
-                        " true, or remove it",
+                    self.recover(
+                        self.fail(
+                            f"sampling.{key}",
+                            "applies only to a run that stops when decided; add until_decided ="
+                            " true, or remove it",
+                        ),
+                        None,
                     )
             samples = self.integer(
                 data, "samples", "sampling.samples", 10, minimum=1, maximum=1_000_000
             )
         alpha = data.get("alpha", DEFAULT_ALPHA)
         if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-            raise self.fail("sampling.alpha", f"must be a number between 0 and 1, got {alpha!r}")
+            alpha = self.recover(
+                self.fail("sampling.alpha", f"must be a number between 0 and 1, got {alpha!r}"),
+                DEFAULT_ALPHA,
+            )
         rope_pct = self.percent(data, "rope", "sampling.rope", DEFAULT_ROPE_PCT)
         transactions = data.get("transactions")
         if transactions is not None and (
@@ -1065,14 +1108,17 @@ class _Reader:
             or not isinstance(transactions, int)
             or not 1 <= transactions <= 2**62
         ):
-            raise self.fail(
-                "sampling.transactions", f"must be a whole number ≥ 1, got {transactions!r}"
+            transactions = self.recover(
+                self.fail(
+                    "sampling.transactions", f"must be a whole number ≥ 1, got {transactions!r}"
+                ),
+                None,
             )
         duration: float | None = self.duration(data, "duration", "sampling.duration", 5.0)
         if transactions is not None and "duration" not in data:
             duration = None
         if duration is not None and duration < _MIN_DURATION_S:
-            raise self.fail("sampling.duration", "must be at least 1ms")
+            duration = self.recover(self.fail("sampling.duration", "must be at least 1ms"), 5.0)
         order = data.get("order", "randomized-blocks")
         if order not in _ORDERS:
             hint = difflib.get_close_matches(str(order), _ORDERS, n=1)
@@ -1082,38 +1128,55 @@ class _Reader:
                 "randomized-blocks",
             )
         if until_decided and order == "sequential":
-            raise self.fail(
-                "sampling.order",
-                "until_decided judges the conditions block by block; use randomized-blocks"
-                " (the default) or blocks",
+            order = self.recover(
+                self.fail(
+                    "sampling.order",
+                    "until_decided judges the conditions block by block; use randomized-blocks"
+                    " (the default) or blocks",
+                ),
+                "randomized-blocks",
             )
         grace = None
         if "grace" in data:
             grace = self.duration(data, "grace", "sampling.grace", 0.0)
             if grace < _MIN_DURATION_S:
-                raise self.fail("sampling.grace", 'must be at least 1ms, e.g. grace = "5s"')
+                grace = self.recover(
+                    self.fail("sampling.grace", 'must be at least 1ms, e.g. grace = "5s"'), None
+                )
         timeout = None
         if "timeout" in data:
             if duration is not None:
-                raise self.fail(
-                    "sampling.timeout",
-                    "a timed sample's deadline is its duration (plus grace); timeout is for"
-                    " samples of a transaction count: remove it or set grace",
+                self.recover(
+                    self.fail(
+                        "sampling.timeout",
+                        "a timed sample's deadline is its duration (plus grace); timeout is for"
+                        " samples of a transaction count: remove it or set grace",
+                    ),
+                    None,
                 )
-            timeout = self.duration(data, "timeout", "sampling.timeout", 0.0)
-            if timeout < _MIN_DURATION_S:
-                raise self.fail("sampling.timeout", 'must be at least 1ms, e.g. timeout = "10m"')
+            else:
+                timeout = self.duration(data, "timeout", "sampling.timeout", 0.0)
+                if timeout < _MIN_DURATION_S:
+                    timeout = self.recover(
+                        self.fail("sampling.timeout", 'must be at least 1ms, e.g. timeout = "10m"'),
+                        None,
+                    )
         on_degraded = data.get("on_degraded", "retry")
         if on_degraded not in _ON_DEGRADED:
-            raise self.fail(
-                "sampling.on_degraded",
-                f"must be one of {', '.join(map(repr, _ON_DEGRADED))}, got {on_degraded!r}",
+            on_degraded = self.recover(
+                self.fail(
+                    "sampling.on_degraded",
+                    f"must be one of {', '.join(map(repr, _ON_DEGRADED))}, got {on_degraded!r}",
+                ),
+                "retry",
             )
         seed = data.get("seed")
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= _MAX_INT
         ):
-            raise self.fail("sampling.seed", f"must be a whole number ≥ 0, got {seed!r}")
+            seed = self.recover(
+                self.fail("sampling.seed", f"must be a whole number ≥ 0, got {seed!r}"), None
+            )
         if seed is None:
             import secrets
 
@@ -1160,7 +1223,9 @@ class _Reader:
         try:
             fraction, max_rows = parse_record(data.get("record", "auto"))
         except ValueError as exc:
-            raise self.fail("sampling.record", str(exc)) from None
+            fraction, max_rows = self.recover(
+                self.fail("sampling.record", str(exc)), parse_record("auto")
+            )
         return {"record": fraction, "max_rows": max_rows}
 
 
