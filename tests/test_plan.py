@@ -222,6 +222,20 @@ def test_plan_on_a_real_pilot_prints_writes_and_checks(tmp_path: Path) -> None:
     assert code == 0 and "To resolve a change of 30% in the mean latency of read" in out
     code, out, err = _cli("plan", "-r", results, "--change", "1%")
     assert code == 5 and "inside the ROPE" in err and "Traceback" not in err
+    # The plan has no Markdown or CSV form: refused in one line (exit code 2), not printed as
+    # the table, and before --write changes the file.
+    file = tmp_path / "e.toml"
+    file.write_text(PILOT, encoding="utf-8")
+    for fmt in ("markdown", "csv"):
+        code, out, err = _cli(
+            "plan", "-r", results, "--change", "30%", "-f", fmt, "--write", str(file)
+        )
+        assert code == 2 and out == "", (code, out, err)
+        assert err.strip() == (
+            f"error: command line: --format: plan prints a table or JSON, not {fmt};"
+            " use --format table or json"
+        ), err
+    assert file.read_text(encoding="utf-8") == PILOT
 
 
 def test_write_puts_the_plan_into_the_sampling_table_and_keeps_the_rest(tmp_path: Path) -> None:

@@ -1137,6 +1137,14 @@ def plan(
     from wannabet import api
     from wannabet.render.plan import plan_json, plan_table
 
+    # The plan is a sentence and a few figures, not rows: it has no Markdown or CSV form.
+    # Refused before any work, so that --write changes nothing either.
+    if output not in (Format.table, Format.json):
+        raise SpecError(
+            f"plan prints a table or JSON, not {output.value}; use --format table or json",
+            key="--format",
+            file="command line",
+        )
     planned = api.Results(results, include_degraded=include_degraded).plan(
         run_id,
         change=change,
