@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -625,3 +626,32 @@ def test_a_target_that_is_the_results_file_is_refused_before_anything_starts(
     line = one_line_error(cli.wannabet("run", str(spec), "-r", "r.duckdb"), 2)
     assert line.startswith(f"error: {spec}: target of condition where=b: sqlite:///{results} is")
     assert results.read_bytes() == before
+
+
+def test_the_docs_name_the_commands_without_results() -> None:
+    """docs/cli.md says which commands take --results; the rest (check) have no such option."""
+    import re
+
+    import typer.main
+
+    from wannabet.cli import app
+
+    def leaves(group: Any, prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, command in group.commands.items():
+            if hasattr(command, "commands"):
+                out |= leaves(command, f"{prefix}{name} ")
+            else:
+                out[prefix + name] = command
+        return out
+
+    commands = leaves(typer.main.get_command(app))
+    without = {
+        name
+        for name, command in commands.items()
+        if "--results" not in {opt for param in command.params for opt in param.opts}
+    }
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text("utf-8")
+    said = re.search(r"Every command but (.*?) \(.*?\) takes `--results FILE`", docs, re.S)
+    assert said is not None, "docs/cli.md no longer says which commands take --results"
+    assert set(re.findall(r"`([a-z ]+)`", said.group(1))) == without == {"check"}
