@@ -19,7 +19,7 @@ from wannabet.errors import QueryError, SpecError, TargetError
 from wannabet.spec import parse_experiment
 from wannabet.targets import Target
 from wannabet.testing import ThrowawayPostgres
-from wannabet.testing.cli import wannabet
+from wannabet.testing.cli import one_line_error, wannabet
 
 ENGINE = NativeEngine()
 OK, SERIALIZATION = STATUS_NAMES.index("ok"), STATUS_NAMES.index("serialization")
@@ -461,3 +461,16 @@ def test_a_duckdb_dry_run_goes_on_after_a_refused_statement(tmp_path: Path) -> N
 
 def test_a_psycopg_dry_run_goes_on_after_a_refused_statement(postgres: ThrowawayPostgres) -> None:
     _dry_run_after_failures(parse_target(f"dbapi://psycopg?conninfo={quote(postgres.url)}"))
+
+
+def test_a_drivers_message_of_several_lines_is_one_readable_error_line(tmp_path: Path) -> None:
+    # libpq says "Connection refused" and, on a line of its own, "\tIs the server running…":
+    # joined with "; ", not shown as an escaped \n\t.
+    file = tmp_path / "e.toml"
+    file.write_text('name = "x"\n[[workload.transactions]]\nname = "q"\nscript = "SELECT 1"\n')
+    conninfo = quote("host=127.0.0.1 port=1 connect_timeout=2", safe="")
+    line = one_line_error(
+        wannabet("check", str(file), "-t", f"dbapi://psycopg?conninfo={conninfo}"), 3
+    )
+    assert "Connection refused; Is the server running" in line, line
+    assert "\\n" not in line and "\\t" not in line, line

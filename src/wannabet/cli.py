@@ -28,7 +28,7 @@ from wannabet.model import (
     PLAN_MIN_SAMPLES,
     PLAN_POWER,
 )
-from wannabet.render.format import markup, one_line
+from wannabet.render.format import error_markup, markup, one_line
 from wannabet.store import DEFAULT_RESULTS, Store
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def handled(fn: F) -> F:
         except WannabetError as exc:
             _traceback()
             err_console.print(
-                f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True
+                f"[red]error:[/red] {error_markup(exc)}", highlight=False, soft_wrap=True
             )
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
@@ -357,7 +357,7 @@ def check(
 
     checked = api.check_experiment(file, target=target)
     for exc in checked.errors:
-        err_console.print(f"[red]error:[/red] {markup(str(exc))}", highlight=False, soft_wrap=True)
+        err_console.print(f"[red]error:[/red] {error_markup(exc)}", highlight=False, soft_wrap=True)
     if checked.errors:
         err_console.print(
             f"{_count(len(checked.errors), 'error')} in {markup(str(file))}", highlight=False

@@ -238,6 +238,14 @@ def markup(text: Any) -> str:
     return escape(one_line(str(text)))
 
 
+def error_markup(text: Any) -> str:
+    """An error message for the one ``error:`` line: a driver's several lines (psycopg's
+    "Connection refused" then "\tIs the server running…") joined with ``; `` rather than
+    shown as escaped ``\n\t``, then :func:`markup`."""
+    lines = [line.strip() for line in str(text).splitlines()]
+    return markup("; ".join(line for line in lines if line))
+
+
 #: a name (of a run, condition, level, transaction type) for a rich console: :func:`markup`
 label = markup
 
