@@ -17,7 +17,7 @@ from wannabet.analysis import AnalysisError, Observations, compare
 from wannabet.analysis.planning import plan_samples, power, variance_components
 from wannabet.backends import parse_target
 from wannabet.engine import NativeEngine
-from wannabet.errors import SpecError
+from wannabet.errors import SpecError, TargetError
 from wannabet.plans import load_pilot, write_plan
 from wannabet.runner import run_experiment
 from wannabet.spec import parse_experiment
@@ -339,3 +339,41 @@ def test_the_command_and_the_library_plan_with_the_same_defaults() -> None:
     for name, value in expected.items():
         assert cli[name] == library[name] == value, name
     assert (DEFAULT_ALPHA, DEFAULT_ROPE_PCT, PLAN_CHANGE_PCT, PLAN_POWER) == (0.05, 2.0, 5.0, 0.8)
+
+
+def test_a_pilot_whose_transactions_all_failed_is_refused_for_that_reason(tmp_path: Path) -> None:
+    text = (
+        textwrap.dedent(
+            """\
+        name = "all-fail"
+        [setup]
+        sql = "CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)"
+        [[workload.transactions]]
+        name = "q"
+        script = "INSERT INTO t VALUES (1)"
+        [[factors]]
+        name = "f"
+        levels = ["2000", "4000"]
+        session_sql = "PRAGMA cache_size = {level}"
+        [sampling]
+        samples = 2
+        duration = "0.2s"
+        warmup = "0s"
+        """
+        )
+        .replace("-a", "-2000")
+        .replace("-b", "-4000")
+    )
+    store = Store(tmp_path / "r.duckdb")
+    # The run stops after its first samples: nothing succeeded (its samples are kept).
+    with pytest.raises(TargetError, match="no transaction succeeded"):
+        run_experiment(
+            parse_experiment(text, file="all-fail.toml"),
+            target=parse_target(f"sqlite:///{tmp_path / 'db.sqlite'}"),
+            store=store,
+            engine=NativeEngine(),
+        )
+    (run,) = store.runs()
+    assert run.transactions > 0
+    with pytest.raises(AnalysisError, match="has no successful transaction to plan from"):
+        load_pilot(store, run, "mean")

@@ -79,6 +79,11 @@ def load_pilot(store: Store, run: RunInfo, stat: PlanStat, txn: str | None = Non
         value.append(v)
         duration.append(float(dur))
         half.append(h)
+    if not any(int(s[7] or 0) for s in samples):
+        raise AnalysisError(
+            f"run {run.run_id} has no successful transaction to plan from (every one failed);"
+            " plan from a pilot run whose transactions succeed"
+        )
     if not value or all(math.isnan(h) for h in half):
         raise AnalysisError(
             f"run {run.run_id} stored no transaction rows to split its samples in halves; plan"
