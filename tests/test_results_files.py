@@ -203,6 +203,14 @@ def test_a_results_file_on_read_only_storage_can_be_analysed(tmp_path: Path) -> 
         again = wannabet("run", str(file), "-r", results)
         line = one_line_error(again, 4)
         assert f"--results {results}: cannot write in" in line, line
+        # An output there is the command line's mistake, the same exit code for both (2).
+        for command in (
+            ["export", "-o", str(mounted / "export")],
+            ["export", "-o", str(mounted)],
+            ["report", "-f", "markdown", "-o", str(mounted / "r.md")],
+        ):
+            line = one_line_error(wannabet(*command, "-r", results), 2)
+            assert "command line: --output:" in line, (command, line)
     finally:
         subprocess.run(["umount", str(mounted)], check=False)
 

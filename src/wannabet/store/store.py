@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from wannabet.analysis import histogram
-from wannabet.errors import ImportError_, StoreError, UnknownRun
+from wannabet.errors import ImportError_, SpecError, StoreError, UnknownRun
 from wannabet.model import STATUS_NAMES
 from wannabet.store import queries
 from wannabet.store.schema import INCLUDE_DEGRADED, MIGRATIONS, SCHEMA_VERSION, summary_inserts
@@ -1324,8 +1324,14 @@ class Store:
         if fmt not in ("parquet", "csv"):
             raise StoreError(f"unknown export format {fmt!r}; use parquet or csv")
         out = Path(directory)
+        # A bad --output is the command line's mistake (exit 2, as report's -o), not the
+        # results file's.
         if out.exists() and not out.is_dir():
-            raise StoreError(f"--output {out}: a file, not a directory; name a directory")
+            raise SpecError(
+                f"{out} is a file, not a directory; name a directory",
+                key="--output",
+                file="command line",
+            )
         options = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
         paths = []
         with self._connect() as con:
@@ -1338,10 +1344,18 @@ class Store:
             try:
                 out.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StoreError(
-                    f"--output {out}: cannot create the directory ({exc.strerror}); name one"
-                    " you can write to"
+                raise SpecError(
+                    f"cannot create the directory {out} ({exc.strerror}); name one you can"
+                    " write to",
+                    key="--output",
+                    file="command line",
                 ) from None
+            if not os.access(out, os.W_OK | os.X_OK):
+                raise SpecError(
+                    f"cannot write in {out}; name a directory you can write to",
+                    key="--output",
+                    file="command line",
+                )
             # Every sample, whether or not the analyses would take it: the file says which.
             con.execute(f"SET VARIABLE {INCLUDE_DEGRADED} = true")
             # CSV writes TIMESTAMPTZ in the session's time zone: UTC, whatever the machine's
