@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from wannabet.store import Store
@@ -111,15 +112,22 @@ def _freeze_first_sample(server: ThrowawayPostgres, app: str, hold_s: float) -> 
     """SIGSTOP the run's session backends once they appear (its first sample), SIGCONT them
     ``hold_s`` later: a frozen server as the sessions see it."""
 
+    query = f"SELECT pid FROM pg_stat_activity WHERE application_name = '{app}'"
+    # One connection polled every 20 ms, not a psql process per poll: on a loaded machine
+    # starting psql took long enough that the first 1-s sample could pass unseen.
+    watcher = psycopg.connect(server.url, autocommit=True)
+
     def freeze() -> None:
-        query = f"SELECT pid FROM pg_stat_activity WHERE application_name = '{app}'"
         deadline = time.monotonic() + 60
         pids: list[int] = []
-        while time.monotonic() < deadline:
-            pids = [int(p) for p in server.psql(query).split()]
-            if len(pids) == 2:
-                break
-            time.sleep(0.02)
+        try:
+            while time.monotonic() < deadline:
+                pids = [int(r[0]) for r in watcher.execute(query).fetchall()]
+                if len(pids) == 2:
+                    break
+                time.sleep(0.02)
+        finally:
+            watcher.close()
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)
         try:
