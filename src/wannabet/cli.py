@@ -991,49 +991,31 @@ def compare(
     from wannabet import api
     from wannabet.render import compare as render
 
+    # compare's options, for the latency comparison or the profiles (whose library refuses
+    # those that do not apply rather than ignore them)
+    options: dict[str, Any] = {
+        "baseline": baseline,
+        "metric": metric.value,
+        "level": level.value,
+        "alpha": alpha,
+        "rope": rope,
+        "seed": seed,
+        "include_warmup": include_warmup,
+        "bayes": bayes,
+        "bayes_model": None if bayes_model is None else bayes_model.value,
+        "hdi_prob": hdi,
+        "prior_cv": prior_cv,
+        "prior_mean": prior_mean,
+        "prior_sd_max": prior_sd_max,
+        "txn": txn or (),
+        "stat": stat,
+        "pairs": pairs,
+    }
     if profile:
-        _compare_profiles(
-            results,
-            run_ids,
-            output,
-            include_degraded,
-            baseline=baseline,
-            alpha=alpha,
-            pairs=pairs,
-            # Not for the profiles: the library refuses them rather than ignore them.
-            metric=metric.value,
-            level=level.value,
-            rope=rope,
-            seed=seed,
-            include_warmup=include_warmup,
-            bayes=bayes,
-            bayes_model=None if bayes_model is None else bayes_model.value,
-            hdi_prob=hdi,
-            prior_cv=prior_cv,
-            prior_mean=prior_mean,
-            prior_sd_max=prior_sd_max,
-            txn=txn or (),
-            stat=stat,
-        )
+        _compare_profiles(results, run_ids, output, include_degraded, **options)
         return
     found = api.Results(results, include_degraded=include_degraded).comparisons(
-        run_ids or (),
-        baseline=baseline,
-        metric=metric.value,
-        level=level.value,
-        alpha=alpha,
-        rope=rope,
-        seed=seed,
-        include_warmup=include_warmup,
-        bayes=bayes,
-        bayes_model=None if bayes_model is None else bayes_model.value,
-        hdi_prob=hdi,
-        prior_cv=prior_cv,
-        prior_mean=prior_mean,
-        prior_sd_max=prior_sd_max,
-        txn=txn or (),
-        stat=stat,
-        pairs=pairs,
+        run_ids or (), **options
     )
     docs = [c.document for c in found]
     if output is Format.json:
