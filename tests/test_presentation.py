@@ -347,6 +347,17 @@ def test_the_progress_line_shows_the_p99_of_every_transaction_when_no_row_is_kep
     assert f"100 TPS, p99 {duration(none_kept)}," in out.getvalue().splitlines()[-1]
 
 
+def test_the_progress_lines_p99_is_never_above_the_samples_maximum() -> None:
+    # Every latency 9.97 ms, near the bottom of its bin [9,961,472, 10,027,007] ns whose
+    # midpoint lies above them all: the line shows the maximum, as summary's p99 does.
+    from wannabet.render.progress import sample_p99_ms
+
+    start = np.arange(100, dtype=np.int64) * 1_000_000
+    status = np.zeros(100, dtype=np.int64)
+    result = _sample_result(start, start + 9_970_000, status, rows=False)
+    assert sample_p99_ms(result, 0) == 9.97
+
+
 def test_a_run_recording_no_rows_prints_each_samples_stored_p99(tmp_path: Path) -> None:
     (tmp_path / "e.toml").write_text(EXPERIMENT)
     results = tmp_path / "r.duckdb"

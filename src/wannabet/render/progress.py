@@ -190,7 +190,8 @@ def sample_p99_ms(result: SampleResult, warmup_ns: int) -> float | None:
     As the TPS beside it: successful transactions after the warm-up, latency from the
     scheduled start (an open loop that falls behind waits). From the summaries' histograms,
     which count every transaction whether its row was kept or not (``--record none`` keeps
-    none, a fraction a subset), at their bin's midpoint as ``summary``'s p99; from the kept
+    none, a fraction a subset), at their bin's midpoint clipped to the sample's extremes as
+    ``summary``'s p99; from the kept
     rows only when the engine gave no summaries.
     """
     summaries = result.summaries
@@ -210,7 +211,17 @@ def sample_p99_ms(result: SampleResult, warmup_ns: int) -> float | None:
                 )
             )
         merged = histogram.merge(*per_type)
-        return histogram.quantile(merged, 0.99) / 1e6 if histogram.count(merged) else None
+        if not histogram.count(merged):
+            return None
+        # Clipped to the measured extremes, as summary's p99 is.
+        moments = summaries.moments
+        late = ~moments["warmup"] & (moments["count"] > 0)
+        extremes = (
+            (float(moments["min_ns"][late].min()), float(moments["max_ns"][late].max()))
+            if late.any()
+            else None
+        )
+        return float(histogram.quantiles(merged, [0.99], extremes=extremes)[0]) / 1e6
     columns = result.columns
     ok = (columns["status"] == 0) & (columns["start_ns"] >= result.t0_ns + warmup_ns)
     latency_ms = (columns["end_ns"][ok] - columns["intended_start_ns"][ok]) / 1e6
